@@ -1,0 +1,130 @@
+// Package states is the provision state machine: a pure transition table of
+// Ironic's states and events, with no I/O.
+package states
+
+import "fmt"
+
+// Provision states, as Ironic names them on the wire.
+const (
+	Enroll        = "enroll"
+	Verifying     = "verifying"
+	Manageable    = "manageable"
+	Inspecting    = "inspecting"
+	InspectWait   = "inspect wait"
+	InspectFailed = "inspect failed"
+	Cleaning      = "cleaning"
+	CleanWait     = "clean wait"
+	CleanFailed   = "clean failed"
+	Available     = "available"
+	Active        = "active"
+	Deploying     = "deploying"
+	DeployFailed  = "deploy failed"
+	Error         = "error"
+)
+
+// Events drive transitions. The API verbs manage, inspect, provide and abort
+// are events; wait, done, fail and resume come from the conductor.
+const (
+	EventManage  = "manage"
+	EventInspect = "inspect"
+	EventProvide = "provide"
+	EventAbort   = "abort"
+	EventWait    = "wait"
+	EventDone    = "done"
+	EventFail    = "fail"
+	EventResume  = "resume"
+)
+
+type edge struct{ from, event string }
+
+// transitions is the whole table. A transient state (verifying, inspecting,
+// cleaning) is left by done or fail; inspect wait also by abort and resume.
+var transitions = map[edge]string{
+	{Enroll, EventManage}:         Verifying,
+	{Verifying, EventDone}:        Manageable,
+	{Verifying, EventFail}:        Enroll,
+	{Manageable, EventInspect}:    Inspecting,
+	{InspectFailed, EventInspect}: Inspecting,
+	{InspectFailed, EventManage}:  Manageable,
+	{Inspecting, EventWait}:       InspectWait,
+	{Inspecting, EventDone}:       Manageable,
+	{Inspecting, EventFail}:       InspectFailed,
+	{InspectWait, EventDone}:      Manageable,
+	{InspectWait, EventFail}:      InspectFailed,
+	{InspectWait, EventAbort}:     InspectFailed,
+	{InspectWait, EventResume}:    Inspecting,
+	{Manageable, EventProvide}:    Cleaning,
+	{Cleaning, EventDone}:         Available,
+	{Cleaning, EventFail}:         CleanFailed,
+	{Cleaning, EventWait}:         CleanWait,
+	{CleanWait, EventDone}:        Available,
+	{CleanWait, EventFail}:        CleanFailed,
+	{CleanWait, EventAbort}:       CleanFailed,
+	{CleanFailed, EventManage}:    Manageable,
+	{Available, EventManage}:      Manageable,
+}
+
+// targets is the target_provision_state a transient state reports.
+var targets = map[string]string{
+	Verifying:   Manageable,
+	Inspecting:  Manageable,
+	InspectWait: Manageable,
+	Cleaning:    Available,
+	CleanWait:   Available,
+}
+
+// ErrInvalidTransition is returned (wrapped) by Next for an event that the
+// current state does not accept.
+type ErrInvalidTransition struct{ From, Event string }
+
+func (e *ErrInvalidTransition) Error() string {
+	return fmt.Sprintf("the requested action %q cannot be performed on a node in state %q", e.Event, e.From)
+}
+
+// Next returns the state that event leads to from state from.
+func Next(from, event string) (string, error) {
+	to, ok := transitions[edge{from, event}]
+	if !ok {
+		return "", &ErrInvalidTransition{From: from, Event: event}
+	}
+	return to, nil
+}
+
+// Can reports whether event is accepted in state from.
+func Can(from, event string) bool {
+	_, ok := transitions[edge{from, event}]
+	return ok
+}
+
+// Target returns the target_provision_state for a state, or "" for a stable one.
+func Target(state string) string { return targets[state] }
+
+// IsTransient reports whether a state is one a conductor works in: a node
+// left there by a dead conductor must be failed.
+func IsTransient(state string) bool {
+	switch state {
+	case Verifying, Inspecting, Cleaning, Deploying:
+		return true
+	}
+	return false
+}
+
+// IsStable reports whether a node in this state waits for an operator.
+func IsStable(state string) bool {
+	switch state {
+	case Enroll, Manageable, Available, Active, InspectFailed, CleanFailed, DeployFailed, Error:
+		return true
+	}
+	return false
+}
+
+// DeletableStates are the states in which Ironic lets a node be deleted.
+var DeletableStates = map[string]bool{
+	Enroll: true, Manageable: true, Available: true, InspectFailed: true, CleanFailed: true, Error: true,
+}
+
+// All lists every state the API may report, for validation of filters.
+var All = []string{
+	Enroll, Verifying, Manageable, Inspecting, InspectWait, InspectFailed,
+	Cleaning, CleanWait, CleanFailed, Available, Active, Deploying, DeployFailed, Error,
+}

@@ -1,0 +1,197 @@
+// Package store is ferro's persistence: one Store interface, implemented once
+// in store/sql for SQLite and PostgreSQL.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+)
+
+// Sentinel errors callers branch on. Implementations wrap them with context.
+var (
+	ErrNotFound = errors.New("not found")
+	// ErrConflict is a unique constraint (uuid, name, port address) or a
+	// compare-and-swap that lost.
+	ErrConflict = errors.New("conflict")
+	// ErrNodeLocked is returned by ReserveNode when another holder has the node.
+	ErrNodeLocked = errors.New("node locked")
+)
+
+// Store is the whole persistence interface. Every method is safe for
+// concurrent use. Methods called on the Store passed to InTx's fn run inside
+// that transaction.
+type Store interface {
+	// InTx runs fn in one transaction; fn's error rolls everything back.
+	InTx(ctx context.Context, fn func(Store) error) error
+	Close() error
+
+	// Nodes. GetNode takes a UUID or a name.
+	CreateNode(ctx context.Context, n *baremetal.Node) error
+	GetNode(ctx context.Context, ident string) (*baremetal.Node, error)
+	ListNodes(ctx context.Context, f NodeFilter) ([]*baremetal.Node, error)
+	// UpdateNode writes every field but Reservation and CreatedAt, and sets
+	// UpdatedAt. ErrNotFound if the node is gone.
+	UpdateNode(ctx context.Context, n *baremetal.Node) error
+	// DeleteNode deletes the node with its ports, portgroups, history and inventory.
+	DeleteNode(ctx context.Context, uuid string) error
+	// ReserveNode sets reservation=holder if it is empty (or already holder)
+	// and returns the node; ErrNodeLocked (wrapped, naming the holder) if another has it.
+	ReserveNode(ctx context.Context, ident, holder string) (*baremetal.Node, error)
+	// ReleaseNode clears the reservation if holder has it.
+	ReleaseNode(ctx context.Context, uuid, holder string) error
+	// ReleaseAllReservations clears every reservation held by holder and returns how many.
+	ReleaseAllReservations(ctx context.Context, holder string) (int, error)
+
+	// Ports.
+	CreatePort(ctx context.Context, p *baremetal.Port) error
+	GetPort(ctx context.Context, uuid string) (*baremetal.Port, error)
+	GetPortByAddress(ctx context.Context, address string) (*baremetal.Port, error)
+	ListPorts(ctx context.Context, f PortFilter) ([]*baremetal.Port, error)
+	UpdatePort(ctx context.Context, p *baremetal.Port) error
+	DeletePort(ctx context.Context, uuid string) error
+
+	// Portgroups. GetPortgroup takes a UUID or a name.
+	CreatePortgroup(ctx context.Context, pg *baremetal.Portgroup) error
+	GetPortgroup(ctx context.Context, ident string) (*baremetal.Portgroup, error)
+	ListPortgroups(ctx context.Context, f PortgroupFilter) ([]*baremetal.Portgroup, error)
+	UpdatePortgroup(ctx context.Context, pg *baremetal.Portgroup) error
+	DeletePortgroup(ctx context.Context, uuid string) error
+
+	// Allocations. GetAllocation takes a UUID or a name.
+	CreateAllocation(ctx context.Context, a *baremetal.Allocation) error
+	GetAllocation(ctx context.Context, ident string) (*baremetal.Allocation, error)
+	ListAllocations(ctx context.Context, f AllocationFilter) ([]*baremetal.Allocation, error)
+	UpdateAllocation(ctx context.Context, a *baremetal.Allocation) error
+	DeleteAllocation(ctx context.Context, uuid string) error
+
+	// Node history, oldest first.
+	AddHistory(ctx context.Context, e *baremetal.HistoryEvent) error
+	ListHistory(ctx context.Context, nodeUUID string) ([]*baremetal.HistoryEvent, error)
+
+	// Inventory stored after inspection.
+	SaveInventory(ctx context.Context, inv *baremetal.Inventory) error
+	GetInventory(ctx context.Context, nodeUUID string) (*baremetal.Inventory, error)
+
+	// Conductors register and heartbeat; a conductor whose heartbeat is
+	// older than a timeout is dead and its nodes are taken over.
+	RegisterConductor(ctx context.Context, c *Conductor) error
+	HeartbeatConductor(ctx context.Context, hostname string) error
+	UnregisterConductor(ctx context.Context, hostname string) error
+	ListConductors(ctx context.Context, aliveSince time.Time) ([]*Conductor, error)
+
+	// Introspections (the inspector's records), keyed by node UUID.
+	SaveIntrospection(ctx context.Context, in *Introspection) error
+	GetIntrospection(ctx context.Context, nodeUUID string) (*Introspection, error)
+	ListIntrospections(ctx context.Context, f IntrospectionFilter) ([]*Introspection, error)
+	// SaveIntrospectionData stores a raw or processed report ("raw"/"processed").
+	SaveIntrospectionData(ctx context.Context, nodeUUID, kind string, data []byte) error
+	GetIntrospectionData(ctx context.Context, nodeUUID, kind string) ([]byte, error)
+
+	// Introspection rules.
+	CreateRule(ctx context.Context, r *Rule) error
+	GetRule(ctx context.Context, uuid string) (*Rule, error)
+	ListRules(ctx context.Context) ([]*Rule, error)
+	DeleteRule(ctx context.Context, uuid string) error
+	DeleteAllRules(ctx context.Context) error
+}
+
+// Page is the paging and sorting part of every list filter. Marker is the
+// UUID of the last item of the previous page. SortKey is a field name as the
+// API names it ("created_at", "uuid", "name", …); SortDir is "asc" or "desc".
+// Limit 0 means no limit.
+type Page struct {
+	Limit   int
+	Marker  string
+	SortKey string
+	SortDir string
+}
+
+// NodeFilter selects nodes. Nil pointers and empty strings do not filter.
+type NodeFilter struct {
+	Page
+	ProvisionState []string
+	Driver         string
+	Maintenance    *bool
+	Associated     *bool // has an instance_uuid
+	ResourceClass  string
+	ConductorGroup *string
+	Fault          string
+	Owner          string
+	Lessee         string
+	InstanceUUID   string
+	Reserved       *bool
+	Retired        *bool
+	Shard          []string
+	// ReservedBy selects nodes whose reservation is this holder.
+	ReservedBy string
+}
+
+// PortFilter selects ports.
+type PortFilter struct {
+	Page
+	NodeUUID      string
+	Address       string
+	PortgroupUUID string
+	Addresses     []string // any of these MACs
+}
+
+// PortgroupFilter selects portgroups.
+type PortgroupFilter struct {
+	Page
+	NodeUUID string
+	Address  string
+}
+
+// AllocationFilter selects allocations.
+type AllocationFilter struct {
+	Page
+	NodeUUID      string
+	ResourceClass string
+	State         string
+	Owner         string
+}
+
+// Conductor is one running ferro conductor.
+type Conductor struct {
+	Hostname      string
+	Group         string
+	Online        bool
+	Drivers       []string
+	CreatedAt     time.Time
+	LastHeartbeat time.Time
+}
+
+// Introspection is the inspector's record of one node's introspection.
+type Introspection struct {
+	NodeUUID   string
+	State      string
+	Error      string
+	ManageBoot bool
+	// TokenHash is the SHA-256 of the per-introspection callback token, or
+	// nil when the introspection was started without one.
+	TokenHash  []byte
+	StartedAt  time.Time
+	FinishedAt *time.Time
+	UpdatedAt  time.Time
+	// LookupMACs and LookupBMC are the attributes the callback is matched on.
+	LookupMACs []string
+	LookupBMC  []string
+}
+
+// IntrospectionFilter selects introspections, newest first by default.
+type IntrospectionFilter struct {
+	Page
+	State []string
+}
+
+// Rule is an introspection rule, stored as the JSON the API received.
+type Rule struct {
+	UUID        string
+	Description string
+	Scope       string
+	Body        []byte // the whole rule as JSON: conditions, actions, …
+	CreatedAt   time.Time
+}

@@ -1,0 +1,563 @@
+// Package config is ferro's configuration: one INI file with Ironic's section
+// and option names, defaults that need no file, and an environment override
+// FERRO_<SECTION>_<OPTION> for every option.
+package config
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/ini.v1"
+)
+
+// Config is the whole configuration. Field tags name the INI option; the
+// struct's section tag names the INI section.
+type Config struct {
+	Default      Default      `section:"DEFAULT"`
+	API          API          `section:"api"`
+	Database     Database     `section:"database"`
+	Conductor    Conductor    `section:"conductor"`
+	Inspector    Inspector    `section:"inspector"`
+	Ironic       Ironic       `section:"ironic"`
+	Processing   Processing   `section:"processing"`
+	Capabilities Capabilities `section:"capabilities"`
+	PCIDevices   PCIDevices   `section:"pci_devices"`
+	Neutron      Neutron      `section:"neutron"`
+	PXE          PXE          `section:"pxe"`
+	Deploy       Deploy       `section:"deploy"`
+	DHCP         DHCP         `section:"dhcp"`
+	Inventory    Inventory    `section:"inventory"`
+}
+
+// Default is [DEFAULT].
+type Default struct {
+	// Host is this conductor's name in reservations and the conductor table.
+	Host  string `ini:"host"`
+	Debug bool   `ini:"debug"`
+	// Timeout is the inspector's introspection timeout in seconds (ironic-inspector's [DEFAULT]timeout).
+	Timeout int `ini:"timeout"`
+
+	EnabledHardwareTypes        []string `ini:"enabled_hardware_types" delim:","`
+	EnabledBootInterfaces       []string `ini:"enabled_boot_interfaces" delim:","`
+	EnabledDeployInterfaces     []string `ini:"enabled_deploy_interfaces" delim:","`
+	EnabledInspectInterfaces    []string `ini:"enabled_inspect_interfaces" delim:","`
+	EnabledManagementInterfaces []string `ini:"enabled_management_interfaces" delim:","`
+	EnabledNetworkInterfaces    []string `ini:"enabled_network_interfaces" delim:","`
+	EnabledPowerInterfaces      []string `ini:"enabled_power_interfaces" delim:","`
+	EnabledRAIDInterfaces       []string `ini:"enabled_raid_interfaces" delim:","`
+	EnabledVendorInterfaces     []string `ini:"enabled_vendor_interfaces" delim:","`
+	EnabledConsoleInterfaces    []string `ini:"enabled_console_interfaces" delim:","`
+	EnabledBIOSInterfaces       []string `ini:"enabled_bios_interfaces" delim:","`
+	EnabledFirmwareInterfaces   []string `ini:"enabled_firmware_interfaces" delim:","`
+	EnabledRescueInterfaces     []string `ini:"enabled_rescue_interfaces" delim:","`
+	EnabledStorageInterfaces    []string `ini:"enabled_storage_interfaces" delim:","`
+
+	DefaultBootInterface       string `ini:"default_boot_interface"`
+	DefaultDeployInterface     string `ini:"default_deploy_interface"`
+	DefaultInspectInterface    string `ini:"default_inspect_interface"`
+	DefaultManagementInterface string `ini:"default_management_interface"`
+	DefaultNetworkInterface    string `ini:"default_network_interface"`
+	DefaultPowerInterface      string `ini:"default_power_interface"`
+	DefaultRAIDInterface       string `ini:"default_raid_interface"`
+	DefaultVendorInterface     string `ini:"default_vendor_interface"`
+	DefaultConsoleInterface    string `ini:"default_console_interface"`
+	DefaultBIOSInterface       string `ini:"default_bios_interface"`
+	DefaultFirmwareInterface   string `ini:"default_firmware_interface"`
+	DefaultRescueInterface     string `ini:"default_rescue_interface"`
+	DefaultStorageInterface    string `ini:"default_storage_interface"`
+	DefaultResourceClass       string `ini:"default_resource_class"`
+}
+
+// Enabled returns the enabled implementations for an interface kind ("boot", "power", …).
+func (d *Default) Enabled(kind string) []string {
+	v, _ := d.byKind("Enabled", kind, "Interfaces").([]string)
+	return v
+}
+
+// DefaultFor returns the configured default implementation for an interface
+// kind, or "" when the hardware type's own default applies.
+func (d *Default) DefaultFor(kind string) string {
+	v, _ := d.byKind("Default", kind, "Interface").(string)
+	return v
+}
+
+func (d *Default) byKind(prefix, kind, suffix string) any {
+	name := prefix + goName(kind) + suffix
+	f := reflect.ValueOf(d).Elem().FieldByName(name)
+	if !f.IsValid() {
+		return nil
+	}
+	return f.Interface()
+}
+
+// goName maps an interface kind to the Go field infix used above.
+func goName(kind string) string {
+	switch kind {
+	case "raid":
+		return "RAID"
+	case "bios":
+		return "BIOS"
+	}
+	return strings.ToUpper(kind[:1]) + kind[1:]
+}
+
+// API is [api].
+type API struct {
+	HostIP string `ini:"host_ip"`
+	Port   int    `ini:"port"`
+	// MaxLimit caps the page size of list requests.
+	MaxLimit int `ini:"max_limit"`
+	// PublicEndpoint is the base URL put in links; empty means the request's host.
+	PublicEndpoint string `ini:"public_endpoint"`
+}
+
+// Database is [database].
+type Database struct {
+	// Connection is sqlite:///path or postgresql://…; empty means SQLite in the data directory.
+	Connection string `ini:"connection"`
+}
+
+// Conductor is [conductor].
+type Conductor struct {
+	WorkersPoolSize             int      `ini:"workers_pool_size"`
+	HeartbeatInterval           int      `ini:"heartbeat_interval"`
+	HeartbeatTimeout            int      `ini:"heartbeat_timeout"`
+	CheckProvisionStateInterval int      `ini:"check_provision_state_interval"`
+	InspectWaitTimeout          int      `ini:"inspect_wait_timeout"`
+	PowerStateChangeTimeout     int      `ini:"power_state_change_timeout"`
+	DeployKernel                string   `ini:"deploy_kernel"`
+	DeployRamdisk               string   `ini:"deploy_ramdisk"`
+	FileURLAllowedPaths         []string `ini:"file_url_allowed_paths" delim:","`
+	AutomatedClean              bool     `ini:"automated_clean"`
+	ConductorGroup              string   `ini:"conductor_group"`
+	// GracefulShutdownTimeout bounds how long SIGTERM waits for running tasks, in seconds.
+	GracefulShutdownTimeout int `ini:"graceful_shutdown_timeout"`
+}
+
+// Inspector is [inspector]: both the inspector service's listener and the
+// conductor's view of the inspector it talks to.
+type Inspector struct {
+	ListenAddress             string   `ini:"listen_address"`
+	ListenPort                int      `ini:"listen_port"`
+	EndpointOverride          string   `ini:"endpoint_override"`
+	AuthType                  string   `ini:"auth_type"`
+	Username                  string   `ini:"username"`
+	Password                  string   `ini:"password" secret:"true"`
+	CallbackEndpointOverride  string   `ini:"callback_endpoint_override"`
+	ExtraKernelParams         string   `ini:"extra_kernel_params"`
+	PowerOff                  bool     `ini:"power_off"`
+	RequireManagedBoot        bool     `ini:"require_managed_boot"`
+	StatusCheckPeriod         int      `ini:"status_check_period"`
+	AllowLoopbackCallback     bool     `ini:"allow_loopback_callback"`
+	PermitActiveIntrospection bool     `ini:"permit_active_introspection"`
+	CanManageBoot             bool     `ini:"can_manage_boot"`
+	IntrospectionDelay        int      `ini:"introspection_delay"`
+	Hooks                     []string `ini:"hooks" delim:","`
+}
+
+// Ironic is [ironic]: how a standalone inspector reaches the bare metal API.
+type Ironic struct {
+	EndpointOverride string `ini:"endpoint_override"`
+	AuthType         string `ini:"auth_type"`
+	Username         string `ini:"username"`
+	Password         string `ini:"password" secret:"true"`
+}
+
+// Processing is [processing] of ironic-inspector.
+type Processing struct {
+	DefaultProcessingHooks []string `ini:"default_processing_hooks" delim:","`
+	// ProcessingHooks may contain "$default_processing_hooks".
+	ProcessingHooks   []string `ini:"processing_hooks" delim:","`
+	AddPorts          string   `ini:"add_ports"`
+	KeepPorts         string   `ini:"keep_ports"`
+	UpdatePXEEnabled  bool     `ini:"update_pxe_enabled"`
+	OverwriteExisting bool     `ini:"overwrite_existing"`
+	StoreData         string   `ini:"store_data"`
+	SkipBlockDevices  []string `ini:"skip_block_devices" delim:","`
+}
+
+// Hooks returns the processing hooks in order, with
+// $default_processing_hooks expanded.
+func (p *Processing) Hooks() []string {
+	var out []string
+	for _, h := range p.ProcessingHooks {
+		h = strings.TrimSpace(h)
+		if h == "$default_processing_hooks" {
+			out = append(out, p.DefaultProcessingHooks...)
+		} else if h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Capabilities is [capabilities].
+type Capabilities struct {
+	BootMode bool `ini:"boot_mode"`
+	// CPUFlags maps CPU flags to capability names, "flag:capability,…".
+	CPUFlags []string `ini:"cpu_flags" delim:","`
+}
+
+// PCIDevices is [pci_devices].
+type PCIDevices struct {
+	// Alias entries are JSON objects {"vendor_id":…,"product_id":…,"name":…}.
+	Alias []string `ini:"alias" delim:";"`
+}
+
+// Neutron is [neutron].
+type Neutron struct {
+	URL                             string   `ini:"url"`
+	AuthType                        string   `ini:"auth_type"`
+	AuthURL                         string   `ini:"auth_url"`
+	Username                        string   `ini:"username"`
+	Password                        string   `ini:"password" secret:"true"`
+	ProjectName                     string   `ini:"project_name"`
+	UserDomainName                  string   `ini:"user_domain_name"`
+	ProjectDomainName               string   `ini:"project_domain_name"`
+	InspectionNetwork               string   `ini:"inspection_network"`
+	InspectionNetworkSecurityGroups []string `ini:"inspection_network_security_groups" delim:","`
+	AddAllPorts                     bool     `ini:"add_all_ports"`
+	Retries                         int      `ini:"retries"`
+	Timeout                         int      `ini:"timeout"`
+	PortSetupDelay                  int      `ini:"port_setup_delay"`
+}
+
+// PXE is [pxe].
+type PXE struct {
+	TFTPRoot           string `ini:"tftp_root"`
+	TFTPServer         string `ini:"tftp_server"`
+	KernelAppendParams string `ini:"kernel_append_params"`
+	PXEBootfileName    string `ini:"pxe_bootfile_name"`
+	IPXEBootfileName   string `ini:"ipxe_bootfile_name"`
+	IPXEBootScript     string `ini:"ipxe_boot_script"`
+	ImageCacheSize     int    `ini:"image_cache_size"`
+}
+
+// Deploy is [deploy].
+type Deploy struct {
+	HTTPURL  string `ini:"http_url"`
+	HTTPRoot string `ini:"http_root"`
+}
+
+// DHCP is [dhcp].
+type DHCP struct {
+	DHCPProvider string `ini:"dhcp_provider"`
+}
+
+// Inventory is [inventory].
+type Inventory struct {
+	DataBackend string `ini:"data_backend"`
+}
+
+// Defaults returns the configuration used when no file and no environment
+// sets anything: an all-in-one service on loopback. Paths that depend on the
+// data directory are filled in by Resolve.
+func Defaults() *Config {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "localhost"
+	}
+	return &Config{
+		Default: Default{
+			Host:                        host,
+			Timeout:                     3600,
+			EnabledHardwareTypes:        []string{"fake-hardware", "ipmi", "redfish"},
+			EnabledBootInterfaces:       []string{"fake", "pxe", "ipxe", "redfish-virtual-media"},
+			EnabledDeployInterfaces:     []string{"fake", "direct"},
+			EnabledInspectInterfaces:    []string{"fake", "no-inspect", "inspector"},
+			EnabledManagementInterfaces: []string{"fake", "ipmitool", "redfish"},
+			EnabledNetworkInterfaces:    []string{"noop", "flat", "neutron"},
+			EnabledPowerInterfaces:      []string{"fake", "ipmitool", "redfish"},
+			EnabledRAIDInterfaces:       []string{"fake", "no-raid", "agent"},
+			EnabledVendorInterfaces:     []string{"fake", "no-vendor", "ipmitool"},
+			EnabledConsoleInterfaces:    []string{"fake", "no-console"},
+			EnabledBIOSInterfaces:       []string{"fake", "no-bios"},
+			EnabledFirmwareInterfaces:   []string{"fake", "no-firmware"},
+			EnabledRescueInterfaces:     []string{"fake", "no-rescue"},
+			EnabledStorageInterfaces:    []string{"fake", "noop"},
+		},
+		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000},
+		Database: Database{},
+		Conductor: Conductor{
+			WorkersPoolSize:             100,
+			HeartbeatInterval:           10,
+			HeartbeatTimeout:            60,
+			CheckProvisionStateInterval: 60,
+			InspectWaitTimeout:          1800,
+			PowerStateChangeTimeout:     60,
+			FileURLAllowedPaths:         []string{"/var/lib/ironic", "/shared/html", "/templates", "/opt/cache/files", "/usr/share/ironic"},
+			AutomatedClean:              false,
+			GracefulShutdownTimeout:     60,
+		},
+		Inspector: Inspector{
+			ListenAddress:      "127.0.0.1",
+			ListenPort:         5050,
+			AuthType:           "none",
+			PowerOff:           true,
+			StatusCheckPeriod:  60,
+			CanManageBoot:      true,
+			IntrospectionDelay: 5,
+		},
+		Ironic: Ironic{AuthType: "none"},
+		Processing: Processing{
+			DefaultProcessingHooks: []string{"ramdisk_error", "root_disk_selection", "scheduler", "validate_interfaces", "capabilities", "pci_devices", "lldp_basic", "local_link_connection"},
+			ProcessingHooks:        []string{"$default_processing_hooks"},
+			AddPorts:               "pxe",
+			KeepPorts:              "all",
+			UpdatePXEEnabled:       true,
+			OverwriteExisting:      true,
+			StoreData:              "database",
+		},
+		Capabilities: Capabilities{
+			CPUFlags: []string{"vmx:cpu_vt", "svm:cpu_vt", "aes:cpu_aes", "pse:cpu_hugepages", "pdpe1gb:cpu_hugepages_1g", "smx:cpu_txt"},
+		},
+		Neutron: Neutron{AuthType: "none", Retries: 3, Timeout: 30, PortSetupDelay: 0},
+		PXE: PXE{
+			PXEBootfileName:    "pxelinux.0",
+			IPXEBootfileName:   "undionly.kpxe",
+			KernelAppendParams: "nofb nomodeset vga=normal",
+		},
+		DHCP:      DHCP{DHCPProvider: "none"},
+		Inventory: Inventory{DataBackend: "database"},
+	}
+}
+
+// Load reads the INI file at path (none when path is "") over the defaults,
+// then applies FERRO_<SECTION>_<OPTION> variables from environ (os.Environ()
+// form), then validates. An option the file names but ferro does not know is
+// returned in unknown, so the caller can warn; it is not an error, so that an
+// existing ironic.conf can be pointed at ferro.
+func Load(path string, environ []string) (cfg *Config, unknown []string, err error) {
+	f := ini.Empty(ini.LoadOptions{Insensitive: false, AllowBooleanKeys: true})
+	if path != "" {
+		f, err = ini.LoadSources(ini.LoadOptions{AllowBooleanKeys: true}, path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read configuration %s: %w", path, err)
+		}
+	}
+	known := knownOptions()
+	for _, sec := range f.Sections() {
+		for _, key := range sec.Keys() {
+			name := sectionName(sec.Name()) + "." + key.Name()
+			if !known[name] {
+				unknown = append(unknown, "["+sectionName(sec.Name())+"]"+key.Name())
+			}
+		}
+	}
+	if err := applyEnv(f, environ, known); err != nil {
+		return nil, unknown, err
+	}
+	cfg = Defaults()
+	v := reflect.ValueOf(cfg).Elem()
+	t := v.Type()
+	for i := range t.NumField() {
+		secName := t.Field(i).Tag.Get("section")
+		sec, err := f.GetSection(iniSection(secName))
+		if err != nil {
+			continue
+		}
+		if err := sec.MapTo(v.Field(i).Addr().Interface()); err != nil {
+			return nil, unknown, fmt.Errorf("configuration section [%s]: %w", secName, err)
+		}
+		if err := checkTypes(sec, v.Field(i)); err != nil {
+			return nil, unknown, fmt.Errorf("configuration section [%s]: %w", secName, err)
+		}
+	}
+	trimLists(v)
+	if err := cfg.Validate(); err != nil {
+		return nil, unknown, err
+	}
+	return cfg, unknown, nil
+}
+
+// sectionName maps ini's default section name to Ironic's DEFAULT.
+func sectionName(s string) string {
+	if s == ini.DefaultSection {
+		return "DEFAULT"
+	}
+	return s
+}
+
+func iniSection(s string) string {
+	if s == "DEFAULT" {
+		return ini.DefaultSection
+	}
+	return s
+}
+
+// knownOptions lists "section.option" for every field of Config.
+func knownOptions() map[string]bool {
+	known := map[string]bool{}
+	forEachOption(func(section, option string, _ reflect.StructField) { known[section+"."+option] = true })
+	return known
+}
+
+func forEachOption(fn func(section, option string, f reflect.StructField)) {
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		sec := t.Field(i)
+		st := sec.Type
+		for j := range st.NumField() {
+			f := st.Field(j)
+			if opt := f.Tag.Get("ini"); opt != "" {
+				fn(sec.Tag.Get("section"), opt, f)
+			}
+		}
+	}
+}
+
+// applyEnv sets FERRO_<SECTION>_<OPTION> values into f. The variable names
+// are matched against known options so that options and sections with
+// underscores (pci_devices, host_ip) resolve unambiguously.
+func applyEnv(f *ini.File, environ []string, known map[string]bool) error {
+	byEnv := map[string][2]string{}
+	for k := range known {
+		sec, opt, _ := strings.Cut(k, ".")
+		byEnv["FERRO_"+strings.ToUpper(sec)+"_"+strings.ToUpper(opt)] = [2]string{sec, opt}
+	}
+	for _, kv := range environ {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, "FERRO_") {
+			continue
+		}
+		so, ok := byEnv[name]
+		if !ok {
+			continue
+		}
+		f.Section(iniSection(so[0])).Key(so[1]).SetValue(val)
+	}
+	return nil
+}
+
+// checkTypes rejects values that ini.MapTo silently ignores (a word where a
+// number or boolean belongs), so a typo fails at start instead of later.
+func checkTypes(sec *ini.Section, v reflect.Value) error {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		opt := f.Tag.Get("ini")
+		if opt == "" || !sec.HasKey(opt) {
+			continue
+		}
+		raw := strings.TrimSpace(sec.Key(opt).String())
+		switch f.Type.Kind() {
+		case reflect.Int:
+			if _, err := strconv.Atoi(raw); err != nil {
+				return fmt.Errorf("option %s: %q is not an integer", opt, raw)
+			}
+		case reflect.Bool:
+			if _, err := parseBool(raw); err != nil {
+				return fmt.Errorf("option %s: %q is not a boolean", opt, raw)
+			}
+		}
+	}
+	return nil
+}
+
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "1", "t", "true", "yes", "y", "on":
+		return true, nil
+	case "0", "f", "false", "no", "n", "off", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("invalid boolean %q", s)
+}
+
+// trimLists trims spaces around list items and drops empty ones.
+func trimLists(v reflect.Value) {
+	for i := range v.NumField() {
+		sec := v.Field(i)
+		for j := range sec.NumField() {
+			f := sec.Field(j)
+			if f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.String {
+				continue
+			}
+			var out []string
+			for _, s := range f.Interface().([]string) {
+				if s = strings.TrimSpace(s); s != "" {
+					out = append(out, s)
+				}
+			}
+			f.Set(reflect.ValueOf(out))
+		}
+	}
+}
+
+// Validate checks values that have a fixed set or range.
+func (c *Config) Validate() error {
+	var errs []string
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	if c.API.Port < 0 || c.API.Port > 65535 {
+		bad("[api]port %d is not a TCP port", c.API.Port)
+	}
+	if c.API.HostIP != "" && net.ParseIP(c.API.HostIP) == nil && c.API.HostIP != "localhost" {
+		bad("[api]host_ip %q is not an IP address", c.API.HostIP)
+	}
+	if c.Inspector.ListenPort < 0 || c.Inspector.ListenPort > 65535 {
+		bad("[inspector]listen_port %d is not a TCP port", c.Inspector.ListenPort)
+	}
+	if c.Conductor.WorkersPoolSize < 1 {
+		bad("[conductor]workers_pool_size must be at least 1")
+	}
+	for _, opt := range []struct {
+		name, val string
+		allowed   []string
+	}{
+		{"[processing]add_ports", c.Processing.AddPorts, []string{"pxe", "active", "all", "disabled"}},
+		{"[processing]keep_ports", c.Processing.KeepPorts, []string{"all", "present", "added"}},
+		{"[processing]store_data", c.Processing.StoreData, []string{"none", "database"}},
+		{"[inspector]auth_type", c.Inspector.AuthType, []string{"none", "noauth", "http_basic"}},
+		{"[ironic]auth_type", c.Ironic.AuthType, []string{"none", "noauth", "http_basic"}},
+		{"[neutron]auth_type", c.Neutron.AuthType, []string{"none", "noauth", "password", "token"}},
+		{"[dhcp]dhcp_provider", c.DHCP.DHCPProvider, []string{"none", "neutron"}},
+		{"[inventory]data_backend", c.Inventory.DataBackend, []string{"none", "database"}},
+	} {
+		if !slices.Contains(opt.allowed, opt.val) {
+			bad("%s %q is not one of %s", opt.name, opt.val, strings.Join(opt.allowed, ", "))
+		}
+	}
+	for _, kind := range []string{"boot", "deploy", "inspect", "management", "network", "power", "raid", "vendor", "console", "bios", "firmware", "rescue", "storage"} {
+		if d := c.Default.DefaultFor(kind); d != "" && !slices.Contains(c.Default.Enabled(kind), d) {
+			bad("[DEFAULT]default_%s_interface %q is not in enabled_%s_interfaces", kind, d, kind)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Options returns every option as "[section]name" with its current value,
+// secrets masked, for `ferro config show` and the start-up log.
+func (c *Config) Options() [][2]string {
+	var out [][2]string
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := range t.NumField() {
+		sec := t.Field(i).Tag.Get("section")
+		sv := v.Field(i)
+		st := sv.Type()
+		for j := range st.NumField() {
+			f := st.Field(j)
+			opt := f.Tag.Get("ini")
+			if opt == "" {
+				continue
+			}
+			val := fmt.Sprint(sv.Field(j).Interface())
+			if s, ok := sv.Field(j).Interface().([]string); ok {
+				val = strings.Join(s, ",")
+			}
+			if f.Tag.Get("secret") == "true" && val != "" {
+				val = "******"
+			}
+			out = append(out, [2]string{"[" + sec + "]" + opt, val})
+		}
+	}
+	return out
+}

@@ -1,0 +1,97 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLoad_DefaultsNeedNoFile(t *testing.T) {
+	cfg, unknown, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(unknown) != 0 {
+		t.Errorf("unknown = %v", unknown)
+	}
+	if cfg.API.HostIP != "127.0.0.1" || cfg.API.Port != 6385 {
+		t.Errorf("api = %+v", cfg.API)
+	}
+	if cfg.Inspector.ListenPort != 5050 || cfg.Conductor.InspectWaitTimeout != 1800 {
+		t.Errorf("inspector/conductor defaults wrong: %+v %+v", cfg.Inspector, cfg.Conductor)
+	}
+}
+
+func TestLoad_FileThenEnvironment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ferro.conf")
+	conf := `[DEFAULT]
+host = c1
+enabled_network_interfaces = noop, flat
+default_network_interface = flat
+[api]
+port = 7000
+[conductor]
+workers_pool_size = 8
+[processing]
+processing_hooks = $default_processing_hooks, extra_hardware
+[neutron]
+password = s3cret
+[keystone_authtoken]
+auth_url = http://x
+`
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, unknown, err := Load(path, []string{"FERRO_API_PORT=7001", "FERRO_API_HOST_IP=0.0.0.0", "FERRO_PCI_DEVICES_ALIAS={\"name\":\"a\"}", "FERRO_NOPE=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"[keystone_authtoken]auth_url"}, unknown); diff != "" {
+		t.Errorf("unknown (-want +got):\n%s", diff)
+	}
+	if cfg.API.Port != 7001 || cfg.API.HostIP != "0.0.0.0" {
+		t.Errorf("env did not override: %+v", cfg.API)
+	}
+	if cfg.Default.Host != "c1" || cfg.Conductor.WorkersPoolSize != 8 {
+		t.Errorf("file not applied: %+v", cfg.Default.Host)
+	}
+	if diff := cmp.Diff([]string{"noop", "flat"}, cfg.Default.Enabled("network")); diff != "" {
+		t.Errorf("enabled network (-want +got):\n%s", diff)
+	}
+	if cfg.Default.DefaultFor("network") != "flat" {
+		t.Errorf("default network = %q", cfg.Default.DefaultFor("network"))
+	}
+	hooks := cfg.Processing.Hooks()
+	if hooks[0] != "ramdisk_error" || hooks[len(hooks)-1] != "extra_hardware" {
+		t.Errorf("hooks = %v", hooks)
+	}
+	if len(cfg.PCIDevices.Alias) != 1 {
+		t.Errorf("alias = %v", cfg.PCIDevices.Alias)
+	}
+	for _, o := range cfg.Options() {
+		if strings.Contains(o[1], "s3cret") {
+			t.Errorf("secret shown in %s", o[0])
+		}
+	}
+}
+
+func TestLoad_RejectsBadValues(t *testing.T) {
+	for name, env := range map[string]string{
+		"port not a number":   "FERRO_API_PORT=abc",
+		"bool not a bool":     "FERRO_INSPECTOR_POWER_OFF=maybe",
+		"enum":                "FERRO_PROCESSING_ADD_PORTS=some",
+		"default not enabled": "FERRO_DEFAULT_DEFAULT_NETWORK_INTERFACE=bogus",
+		"port out of range":   "FERRO_API_PORT=70000",
+		"host ip not an ip":   "FERRO_API_HOST_IP=not an ip",
+		"pool size below one": "FERRO_CONDUCTOR_WORKERS_POOL_SIZE=0",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, _, err := Load("", []string{env}); err == nil {
+				t.Errorf("Load with %s: no error", env)
+			}
+		})
+	}
+}

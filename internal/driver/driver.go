@@ -1,0 +1,152 @@
+// Package driver declares the hardware interfaces a conductor drives (power,
+// management, boot, network, inspect), the Task they act on, the hardware
+// types, and the registry that resolves a node's interface names to
+// implementations.
+package driver
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+)
+
+// Errors that callers branch on. Wrap them with %w and say what was done.
+var (
+	// ErrUnsupported is Ironic's UnsupportedDriverExtension: the interface
+	// cannot do this for this node. For inspection it means "fall back".
+	ErrUnsupported = errors.New("unsupported driver extension")
+	// ErrInvalidParameter is Ironic's InvalidParameterValue.
+	ErrInvalidParameter = errors.New("invalid parameter value")
+	// ErrMissingParameter is Ironic's MissingParameterValue.
+	ErrMissingParameter = errors.New("missing parameter value")
+)
+
+// TaskStore is what a Task needs to persist the locked node and its ports.
+type TaskStore interface {
+	UpdateNode(ctx context.Context, n *baremetal.Node) error
+	UpdatePort(ctx context.Context, p *baremetal.Port) error
+}
+
+// Task carries a node locked by a conductor, its ports and portgroups, and
+// the resolved interfaces. Drivers change Node and Ports in place and call
+// SaveNode/SavePort to persist.
+type Task struct {
+	Node       *baremetal.Node
+	Ports      []*baremetal.Port
+	Portgroups []*baremetal.Portgroup
+	Driver     *Interfaces
+	// Shared is true for a task that holds no exclusive lock; such a task must not save.
+	Shared bool
+	Log    *slog.Logger
+	Store  TaskStore
+}
+
+// SaveNode persists the task's node.
+func (t *Task) SaveNode(ctx context.Context) error { return t.Store.UpdateNode(ctx, t.Node) }
+
+// SavePort persists one of the task's ports.
+func (t *Task) SavePort(ctx context.Context, p *baremetal.Port) error {
+	return t.Store.UpdatePort(ctx, p)
+}
+
+// PXEPorts returns the ports with pxe_enabled set, in their stored order.
+func (t *Task) PXEPorts() []*baremetal.Port {
+	var out []*baremetal.Port
+	for _, p := range t.Ports {
+		if p.PXEEnabled {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Power switches a node on and off.
+type Power interface {
+	Validate(ctx context.Context, t *Task) error
+	PowerState(ctx context.Context, t *Task) (string, error)
+	// SetPowerState moves to baremetal.PowerOn, PowerOff or PowerReboot and
+	// waits up to timeout for the node to get there.
+	SetPowerState(ctx context.Context, t *Task, state string, timeout time.Duration) error
+}
+
+// Management sets the boot device.
+type Management interface {
+	Validate(ctx context.Context, t *Task) error
+	SetBootDevice(ctx context.Context, t *Task, device string, persistent bool) error
+	BootDevice(ctx context.Context, t *Task) (device string, persistent bool, err error)
+	SupportedBootDevices(ctx context.Context, t *Task) ([]string, error)
+}
+
+// RamdiskParams are kernel command-line parameters for the ramdisk, in order.
+// A parameter with an empty Value and Flag set is written as a bare key.
+type RamdiskParams []RamdiskParam
+
+// RamdiskParam is one key=value (or bare key) kernel parameter.
+type RamdiskParam struct {
+	Key   string
+	Value string
+	Flag  bool
+}
+
+// Boot prepares and removes the ramdisk a node boots for inspection.
+type Boot interface {
+	Validate(ctx context.Context, t *Task) error
+	// ValidateInspection returns ErrUnsupported when something needed for
+	// a managed inspection is missing (fall back), and another error when
+	// something set is invalid.
+	ValidateInspection(ctx context.Context, t *Task) error
+	PrepareRamdisk(ctx context.Context, t *Task, params RamdiskParams) error
+	// CleanUpRamdisk removes everything PrepareRamdisk made; idempotent.
+	CleanUpRamdisk(ctx context.Context, t *Task) error
+}
+
+// Network moves a node's ports between networks.
+type Network interface {
+	Validate(ctx context.Context, t *Task) error
+	ValidateInspection(ctx context.Context, t *Task) error
+	AddInspectionNetwork(ctx context.Context, t *Task) error
+	// RemoveInspectionNetwork removes what AddInspectionNetwork made; idempotent.
+	RemoveInspectionNetwork(ctx context.Context, t *Task) error
+}
+
+// InspectStatus is what an inspect interface reports about a running inspection.
+type InspectStatus struct {
+	Finished bool
+	Error    string
+}
+
+// Inspect runs hardware inspection.
+type Inspect interface {
+	Validate(ctx context.Context, t *Task) error
+	// InspectHardware starts (or does) inspection and returns the state the
+	// node goes to next: states.InspectWait (asynchronous) or states.Manageable (done).
+	InspectHardware(ctx context.Context, t *Task) (string, error)
+	Abort(ctx context.Context, t *Task) error
+	// Status is polled for nodes in inspect wait; ErrUnsupported for
+	// interfaces that finish synchronously.
+	Status(ctx context.Context, t *Task) (InspectStatus, error)
+	// Finish runs after Status reports finished or failed: teardown and,
+	// on success, storing what was learned. A returned error fails the node.
+	Finish(ctx context.Context, t *Task, st InspectStatus) error
+}
+
+// Validator is the validate-only interface of kinds ferro does not drive
+// (deploy, raid, console, …), so GET /validate can report them.
+type Validator interface {
+	Validate(ctx context.Context, t *Task) error
+}
+
+// Interfaces is a node's resolved set of implementations.
+type Interfaces struct {
+	Names      map[string]string
+	Power      Power
+	Management Management
+	Boot       Boot
+	Network    Network
+	Inspect    Inspect
+	// Others holds the validate-only kinds by kind name.
+	Others map[string]Validator
+}

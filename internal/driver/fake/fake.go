@@ -1,0 +1,137 @@
+// Package fake is fake-hardware's interfaces: power, management, boot,
+// inspect and a validate-only one for every other kind. They keep their state
+// on the node, so they work the same in every conductor and survive restarts.
+package fake
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/states"
+)
+
+// Power is the fake power interface: the state is the node's power_state.
+type Power struct{}
+
+// Validate always passes.
+func (Power) Validate(context.Context, *driver.Task) error { return nil }
+
+// PowerState returns the node's recorded power state (off when never set).
+func (Power) PowerState(_ context.Context, t *driver.Task) (string, error) {
+	if t.Node.PowerState == "" {
+		return baremetal.PowerOff, nil
+	}
+	return t.Node.PowerState, nil
+}
+
+// SetPowerState records the new state; reboot ends powered on.
+func (Power) SetPowerState(_ context.Context, t *driver.Task, state string, _ time.Duration) error {
+	switch state {
+	case baremetal.PowerOn, baremetal.PowerReboot:
+		t.Node.PowerState = baremetal.PowerOn
+	case baremetal.PowerOff:
+		t.Node.PowerState = baremetal.PowerOff
+	default:
+		return fmt.Errorf("%w: unknown power state %q", driver.ErrInvalidParameter, state)
+	}
+	return nil
+}
+
+// bootDeviceKey keeps the fake boot device in driver_internal_info.
+const bootDeviceKey = "fake_boot_device"
+
+// Management is the fake management interface.
+type Management struct{}
+
+// Validate always passes.
+func (Management) Validate(context.Context, *driver.Task) error { return nil }
+
+// SupportedBootDevices lists the devices Ironic's fake management supports.
+func (Management) SupportedBootDevices(context.Context, *driver.Task) ([]string, error) {
+	return []string{baremetal.BootDevicePXE, baremetal.BootDeviceDisk}, nil
+}
+
+// SetBootDevice records the device on the node.
+func (m Management) SetBootDevice(ctx context.Context, t *driver.Task, device string, persistent bool) error {
+	supported, _ := m.SupportedBootDevices(ctx, t)
+	if !slices.Contains(supported, device) {
+		return fmt.Errorf("%w: invalid boot device %s, valid boot devices are %v", driver.ErrInvalidParameter, device, supported)
+	}
+	t.Node.DriverInternalInfo[bootDeviceKey] = map[string]any{"boot_device": device, "persistent": persistent}
+	return nil
+}
+
+// BootDevice returns the recorded device (disk, persistent when never set).
+func (Management) BootDevice(_ context.Context, t *driver.Task) (string, bool, error) {
+	if v, ok := t.Node.DriverInternalInfo[bootDeviceKey].(map[string]any); ok {
+		d, _ := v["boot_device"].(string)
+		p, _ := v["persistent"].(bool)
+		return d, p, nil
+	}
+	return baremetal.BootDeviceDisk, true, nil
+}
+
+// Boot is the fake boot interface: like Ironic's, it supports inspection
+// and does nothing.
+type Boot struct{}
+
+// Validate always passes.
+func (Boot) Validate(context.Context, *driver.Task) error { return nil }
+
+// ValidateInspection always passes.
+func (Boot) ValidateInspection(context.Context, *driver.Task) error { return nil }
+
+// PrepareRamdisk does nothing.
+func (Boot) PrepareRamdisk(context.Context, *driver.Task, driver.RamdiskParams) error { return nil }
+
+// CleanUpRamdisk does nothing.
+func (Boot) CleanUpRamdisk(context.Context, *driver.Task) error { return nil }
+
+// Inspect is the fake inspect interface: inspection finishes at once.
+type Inspect struct{}
+
+// Validate always passes.
+func (Inspect) Validate(context.Context, *driver.Task) error { return nil }
+
+// InspectHardware finishes at once: the node goes back to manageable.
+func (Inspect) InspectHardware(context.Context, *driver.Task) (string, error) {
+	return states.Manageable, nil
+}
+
+// Abort does nothing.
+func (Inspect) Abort(context.Context, *driver.Task) error { return nil }
+
+// Status is unsupported: fake inspection never waits.
+func (Inspect) Status(context.Context, *driver.Task) (driver.InspectStatus, error) {
+	return driver.InspectStatus{}, fmt.Errorf("%w: fake inspection is synchronous", driver.ErrUnsupported)
+}
+
+// Finish does nothing.
+func (Inspect) Finish(context.Context, *driver.Task, driver.InspectStatus) error { return nil }
+
+// Validator passes validation; it stands for fake and no-op interfaces of
+// kinds ferro does not drive.
+type Validator struct{}
+
+// Validate always passes.
+func (Validator) Validate(context.Context, *driver.Task) error { return nil }
+
+// Register adds the fake interfaces (and the noop network, which needs no
+// hardware) to r.
+func Register(r *driver.Registry) {
+	r.RegisterPower("fake", Power{})
+	r.RegisterManagement("fake", Management{})
+	r.RegisterBoot("fake", Boot{})
+	r.RegisterInspect("fake", Inspect{})
+	r.RegisterInspect("no-inspect", driver.NoInspect())
+	for _, kind := range []string{"bios", "console", "deploy", "firmware", "raid", "rescue", "storage", "vendor"} {
+		r.RegisterOther(kind, "fake", Validator{})
+	}
+	r.RegisterOther("storage", "noop", Validator{})
+	r.RegisterOther("deploy", "direct", Validator{})
+}
+

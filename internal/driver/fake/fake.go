@@ -134,4 +134,3 @@ func Register(r *driver.Registry) {
 	r.RegisterOther("storage", "noop", Validator{})
 	r.RegisterOther("deploy", "direct", Validator{})
 }
-

@@ -43,6 +43,7 @@ type Node struct {
 	Owner          string `json:"owner,omitempty"`
 	Lessee         string `json:"lessee,omitempty"`
 	InstanceUUID   string `json:"instance_uuid,omitempty"`
+	AllocationUUID string `json:"allocation_uuid,omitempty"`
 	ChassisUUID    string `json:"chassis_uuid,omitempty"`
 	Shard          string `json:"shard,omitempty"`
 

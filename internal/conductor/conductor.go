@@ -1,0 +1,234 @@
+// Package conductor runs the work on nodes: a task manager with exclusive
+// node locks (the node's reservation column), a bounded worker pool, the
+// provision state machine's side effects, and periodic tasks (heartbeat,
+// inspection status and timeouts).
+package conductor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/states"
+	"github.com/ferrometal/ferro/internal/store"
+)
+
+// Options wires a Conductor.
+type Options struct {
+	Store    store.Store
+	Registry *driver.Registry
+	Config   *config.Config
+	Log      *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Conductor is one conductor process's view of the work.
+type Conductor struct {
+	store store.Store
+	reg   *driver.Registry
+	cfg   *config.Config
+	log   *slog.Logger
+	now   func() time.Time
+	host  string
+
+	// workers bounds the tasks running in the background.
+	workers chan struct{}
+	running sync.WaitGroup
+	// workCtx is the context of background tasks; cancelled when a
+	// graceful stop runs out of time.
+	workCtx    context.Context
+	cancelWork context.CancelFunc
+	stopping   atomic.Bool
+
+	// locked holds the nodes this process has reserved, so two tasks of the
+	// same conductor (same reservation holder) exclude each other too.
+	lockMu sync.Mutex
+	locked map[string]bool
+
+	ring *ring
+	// inspectChecks de-duplicates immediate inspection checks per node.
+	inspectChecks sync.Map
+
+	periodicDone chan struct{}
+	stopPeriodic context.CancelFunc
+}
+
+// New returns a conductor; call Start to recover state and run periodic tasks.
+func New(o Options) *Conductor {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Conductor{
+		store:      o.Store,
+		reg:        o.Registry,
+		cfg:        o.Config,
+		log:        log.With("component", "conductor"),
+		now:        now,
+		host:       o.Config.Default.Host,
+		workers:    make(chan struct{}, o.Config.Conductor.WorkersPoolSize),
+		workCtx:    ctx,
+		cancelWork: cancel,
+		locked:     map[string]bool{},
+		ring:       newRing(o.Config.Default.Host),
+	}
+}
+
+// Host is the conductor's name, the value it writes in reservations.
+func (c *Conductor) Host() string { return c.host }
+
+// Registry returns the driver registry.
+func (c *Conductor) Registry() *driver.Registry { return c.reg }
+
+// Start registers the conductor, recovers nodes a previous run of this host
+// left behind, and starts the periodic tasks. It returns once recovery is done.
+func (c *Conductor) Start(ctx context.Context) error {
+	if err := c.recover(ctx); err != nil {
+		return fmt.Errorf("recover nodes of %s: %w", c.host, err)
+	}
+	if err := c.store.RegisterConductor(ctx, &store.Conductor{
+		Hostname: c.host, Group: c.cfg.Conductor.ConductorGroup, Online: true,
+		Drivers: c.reg.HardwareTypeNames(),
+	}); err != nil {
+		return fmt.Errorf("register conductor %s: %w", c.host, err)
+	}
+	if err := c.refreshRing(ctx); err != nil {
+		return err
+	}
+	pctx, cancel := context.WithCancel(context.Background())
+	c.stopPeriodic = cancel
+	c.periodicDone = make(chan struct{})
+	go c.runPeriodic(pctx)
+	c.log.Info("conductor started", "host", c.host, "workers", cap(c.workers))
+	return nil
+}
+
+// recover releases this host's stale reservations; nodes left in a transient
+// state by a crashed task are failed with a last_error.
+func (c *Conductor) recover(ctx context.Context) error {
+	nodes, err := c.store.ListNodes(ctx, store.NodeFilter{ReservedBy: c.host})
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if states.IsTransient(n.ProvisionState) {
+			from := n.ProvisionState
+			msg := fmt.Sprintf("conductor %s restarted while the node was in state %q; the operation was aborted", c.host, from)
+			if err := c.fire(n, states.EventFail); err != nil {
+				c.log.Error("cannot fail node left in transient state", "node", n.UUID, "state", from, "error", err)
+				continue
+			}
+			n.LastError = msg
+			if err := c.store.UpdateNode(ctx, n); err != nil {
+				return err
+			}
+			c.history(ctx, n, "recover", msg, baremetal.SeverityError)
+			c.log.Warn("failed node left in transient state", "node", n.UUID, "state", from, "new_state", n.ProvisionState)
+		}
+	}
+	released, err := c.store.ReleaseAllReservations(ctx, c.host)
+	if err != nil {
+		return err
+	}
+	if released > 0 {
+		c.log.Info("released stale reservations", "count", released)
+	}
+	return nil
+}
+
+// Stop stops taking work, waits for running tasks until ctx is done (then
+// cancels them), releases every lock this host holds and unregisters.
+func (c *Conductor) Stop(ctx context.Context) error {
+	c.stopping.Store(true)
+	if c.stopPeriodic != nil {
+		c.stopPeriodic()
+		<-c.periodicDone
+	}
+	done := make(chan struct{})
+	go func() { c.running.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		c.log.Warn("graceful stop timed out; cancelling running tasks")
+		c.cancelWork()
+		<-done
+	}
+	c.cancelWork()
+	bg := context.WithoutCancel(ctx)
+	var errs []error
+	if _, err := c.store.ReleaseAllReservations(bg, c.host); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.store.UnregisterConductor(bg, c.host); err != nil {
+		errs = append(errs, err)
+	}
+	c.log.Info("conductor stopped", "host", c.host)
+	return errors.Join(errs...)
+}
+
+// spawn runs fn in the worker pool with the task's lock held, releasing it
+// when fn returns. It fails with ErrNoFreeWorker when the pool is full; the
+// caller then still owns (and must release) the task.
+func (c *Conductor) spawn(t *driver.Task, fn func(ctx context.Context, t *driver.Task)) error {
+	if c.stopping.Load() {
+		return ErrShuttingDown
+	}
+	select {
+	case c.workers <- struct{}{}:
+	default:
+		return fmt.Errorf("%w: all %d workers are busy", ErrNoFreeWorker, cap(c.workers))
+	}
+	c.running.Add(1)
+	go func() {
+		defer c.running.Done()
+		defer func() { <-c.workers }()
+		defer c.release(t)
+		defer func() {
+			if r := recover(); r != nil {
+				c.log.Error("task panicked", "node", t.Node.UUID, "panic", r)
+			}
+		}()
+		fn(c.workCtx, t)
+	}()
+	return nil
+}
+
+// fire applies a state machine event to the node in memory: provision and
+// target state and provision_updated_at.
+func (c *Conductor) fire(n *baremetal.Node, event string) error {
+	to, err := states.Next(n.ProvisionState, event)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidState, err)
+	}
+	now := c.now().UTC()
+	n.ProvisionState = to
+	n.TargetProvisionState = states.Target(to)
+	n.ProvisionUpdatedAt = &now
+	return nil
+}
+
+// history appends an event to the node's history; failures are only logged.
+func (c *Conductor) history(ctx context.Context, n *baremetal.Node, eventType, event, severity string) {
+	err := c.store.AddHistory(context.WithoutCancel(ctx), &baremetal.HistoryEvent{
+		UUID: uuid.NewString(), NodeUUID: n.UUID, Conductor: c.host, Event: event, EventType: eventType, Severity: severity,
+		CreatedAt: c.now().UTC(),
+	})
+	if err != nil {
+		c.log.Warn("cannot record node history", "node", n.UUID, "error", err)
+	}
+}

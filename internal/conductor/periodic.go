@@ -1,0 +1,218 @@
+package conductor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/states"
+	"github.com/ferrometal/ferro/internal/store"
+)
+
+// runPeriodic runs the conductor's periodic tasks until ctx is cancelled:
+// heartbeat (and hash ring refresh), inspection status checks, and
+// inspect-wait timeouts.
+func (c *Conductor) runPeriodic(ctx context.Context) {
+	defer close(c.periodicDone)
+	every := func(seconds int) *time.Ticker {
+		if seconds <= 0 {
+			return nil
+		}
+		return time.NewTicker(time.Duration(seconds) * time.Second)
+	}
+	heartbeat := every(c.cfg.Conductor.HeartbeatInterval)
+	status := every(c.cfg.Inspector.StatusCheckPeriod)
+	timeouts := every(c.cfg.Conductor.CheckProvisionStateInterval)
+	for {
+		select {
+		case <-ctx.Done():
+			for _, t := range []*time.Ticker{heartbeat, status, timeouts} {
+				if t != nil {
+					t.Stop()
+				}
+			}
+			return
+		case <-tick(heartbeat):
+			if err := c.store.HeartbeatConductor(ctx, c.host); err != nil && ctx.Err() == nil {
+				c.log.Error("heartbeat failed", "error", err)
+			}
+			if err := c.refreshRing(ctx); err != nil && ctx.Err() == nil {
+				c.log.Error("hash ring refresh failed", "error", err)
+			}
+		case <-tick(status):
+			c.CheckInspections(ctx)
+		case <-tick(timeouts):
+			c.CheckInspectTimeouts(ctx)
+		}
+	}
+}
+
+// tick returns the ticker's channel, or nil (never ready) for a disabled task.
+func tick(t *time.Ticker) <-chan time.Time {
+	if t == nil {
+		return nil
+	}
+	return t.C
+}
+
+// statusCheckConcurrency bounds parallel inspector polls per period.
+const statusCheckConcurrency = 8
+
+// CheckInspections polls the inspect interface for every node in inspect
+// wait that this conductor owns, finishing those whose inspection ended.
+func (c *Conductor) CheckInspections(ctx context.Context) {
+	nodes, err := c.store.ListNodes(ctx, store.NodeFilter{ProvisionState: []string{states.InspectWait}})
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Error("list nodes in inspect wait", "error", err)
+		}
+		return
+	}
+	sem := make(chan struct{}, statusCheckConcurrency)
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		if !c.owns(n.UUID, n.ConductorGroup) || n.Reservation != "" {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			c.checkInspection(ctx, n.UUID)
+		}()
+	}
+	wg.Wait()
+}
+
+// NotifyInspectionFinished is how the built-in inspector tells the conductor
+// that a node's introspection ended, so completion does not wait for the
+// next poll. It returns at once; the check runs in the background.
+func (c *Conductor) NotifyInspectionFinished(nodeUUID string) {
+	if c.stopping.Load() {
+		return
+	}
+	if _, busy := c.inspectChecks.LoadOrStore(nodeUUID, true); busy {
+		return
+	}
+	c.running.Add(1)
+	go func() {
+		defer c.running.Done()
+		defer c.inspectChecks.Delete(nodeUUID)
+		// The node may still be locked by the task that is moving it to
+		// inspect wait; retry briefly.
+		for attempt := 0; attempt < 50; attempt++ {
+			if c.checkInspection(c.workCtx, nodeUUID) != errRetry {
+				return
+			}
+			select {
+			case <-c.workCtx.Done():
+				return
+			case <-time.After(time.Duration(attempt+1) * 20 * time.Millisecond):
+			}
+		}
+	}()
+}
+
+var errRetry = errors.New("retry")
+
+// checkInspection finishes one node's inspection if the inspect interface
+// says it ended. It returns errRetry when the node is locked or not yet in
+// inspect wait.
+func (c *Conductor) checkInspection(ctx context.Context, nodeUUID string) error {
+	t, err := c.acquire(ctx, nodeUUID)
+	if err != nil {
+		if errors.Is(err, ErrNodeLocked) {
+			return errRetry
+		}
+		return err
+	}
+	defer c.release(t)
+	if t.Node.ProvisionState == states.Inspecting {
+		return errRetry
+	}
+	if t.Node.ProvisionState != states.InspectWait {
+		return nil
+	}
+	st, err := t.Driver.Inspect.Status(ctx, t)
+	if err != nil {
+		if !errors.Is(err, driver.ErrUnsupported) {
+			t.Log.Warn("inspection status check failed; retrying next period", "error", err)
+		}
+		return err
+	}
+	if !st.Finished && st.Error == "" {
+		return nil
+	}
+	c.finishInspection(ctx, t, st)
+	return nil
+}
+
+// finishInspection runs the inspect interface's Finish (teardown, storing
+// data) and moves the node to manageable or inspect failed.
+func (c *Conductor) finishInspection(ctx context.Context, t *driver.Task, st driver.InspectStatus) {
+	ctx = context.WithoutCancel(ctx)
+	err := t.Driver.Inspect.Finish(ctx, t, st)
+	now := c.now().UTC()
+	t.Node.InspectionFinishedAt = &now
+	switch {
+	case st.Error != "":
+		msg := fmt.Sprintf("ironic-inspector inspection failed: %s", st.Error)
+		if err != nil {
+			msg += fmt.Sprintf("; clean up also failed: %v", err)
+		}
+		c.failNode(ctx, t, "inspect", msg)
+	case err != nil:
+		msg := err.Error()
+		var pe *PhaseError
+		if !errors.As(err, &pe) {
+			msg = fmt.Sprintf("Inspection clean up failed: %v", err)
+		}
+		c.failNode(ctx, t, "clean up", msg)
+	default:
+		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
+			t.Log.Error("cannot finish inspection", "error", err)
+		}
+	}
+}
+
+// CheckInspectTimeouts fails owned nodes that have been in inspect wait for
+// longer than [conductor]inspect_wait_timeout, after tearing down through
+// the inspect interface's Abort.
+func (c *Conductor) CheckInspectTimeouts(ctx context.Context) {
+	limit := time.Duration(c.cfg.Conductor.InspectWaitTimeout) * time.Second
+	if limit <= 0 {
+		return
+	}
+	nodes, err := c.store.ListNodes(ctx, store.NodeFilter{ProvisionState: []string{states.InspectWait}})
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Error("list nodes in inspect wait", "error", err)
+		}
+		return
+	}
+	deadline := c.now().Add(-limit)
+	for _, n := range nodes {
+		if n.Maintenance || n.Reservation != "" || !c.owns(n.UUID, n.ConductorGroup) {
+			continue
+		}
+		if n.InspectionStartedAt == nil || n.InspectionStartedAt.After(deadline) {
+			continue
+		}
+		t, err := c.acquire(ctx, n.UUID)
+		if err != nil {
+			continue
+		}
+		if t.Node.ProvisionState == states.InspectWait {
+			msg := "timeout reached while inspecting the node"
+			if err := t.Driver.Inspect.Abort(ctx, t); err != nil && !errors.Is(err, driver.ErrUnsupported) {
+				msg += fmt.Sprintf("; clean up failed: %v", err)
+			}
+			c.failNode(ctx, t, "timeout", msg)
+		}
+		c.release(t)
+	}
+}

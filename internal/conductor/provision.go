@@ -1,0 +1,204 @@
+package conductor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/states"
+)
+
+// Provision verbs the API accepts in PUT /v1/nodes/{node}/states/provision.
+const (
+	VerbManage  = "manage"
+	VerbInspect = "inspect"
+	VerbProvide = "provide"
+	VerbAbort   = "abort"
+)
+
+// DoProvisionAction validates a provision verb synchronously, under the
+// node's exclusive lock, moves the node to the verb's first state and
+// continues in a worker. Errors before the worker starts leave the node as it was.
+func (c *Conductor) DoProvisionAction(ctx context.Context, ident, verb string) error {
+	t, err := c.acquire(ctx, ident)
+	if err != nil {
+		return err
+	}
+	n := t.Node
+	if !states.Can(n.ProvisionState, verb) {
+		c.release(t)
+		return fmt.Errorf("%w: The requested action %q can not be performed on node %q while it is in state %q.",
+			ErrInvalidState, verb, n.UUID, n.ProvisionState)
+	}
+	var work func(ctx context.Context, t *driver.Task)
+	switch verb {
+	case VerbManage:
+		work, err = c.startManage(ctx, t)
+	case VerbInspect:
+		work, err = c.startInspect(ctx, t)
+	case VerbProvide:
+		work, err = c.startProvide(ctx, t)
+	case VerbAbort:
+		err = c.abort(ctx, t)
+	default:
+		err = fmt.Errorf("%w: provision verb %q is not supported", ErrInvalidState, verb)
+	}
+	if err != nil || work == nil {
+		c.release(t)
+		return err
+	}
+	if err := c.spawn(t, work); err != nil {
+		// The node already moved to its transient state: put it back.
+		c.failNode(context.WithoutCancel(ctx), t, "", fmt.Sprintf("No free conductor worker to %s the node", verb))
+		c.release(t)
+		return err
+	}
+	return nil
+}
+
+// transition fires event on the task's node and saves it, setting or
+// clearing last_error. An error message is also recorded in the history.
+func (c *Conductor) transition(ctx context.Context, t *driver.Task, event, lastError string) error {
+	if err := c.fire(t.Node, event); err != nil {
+		return err
+	}
+	t.Node.LastError = lastError
+	if err := t.SaveNode(ctx); err != nil {
+		return fmt.Errorf("save node %s: %w", t.Node.UUID, err)
+	}
+	if lastError != "" {
+		c.history(ctx, t.Node, event, lastError, baremetal.SeverityError)
+	}
+	t.Log.Info("provision state changed", "event", event, "state", t.Node.ProvisionState)
+	return nil
+}
+
+// failNode fires fail with last_error msg. It runs on a context that
+// outlives the request, so a failure is always recorded.
+func (c *Conductor) failNode(ctx context.Context, t *driver.Task, phase, msg string) {
+	ctx = context.WithoutCancel(ctx)
+	if err := c.transition(ctx, t, states.EventFail, msg); err != nil {
+		t.Log.Error("cannot record failure", "phase", phase, "last_error", msg, "error", err)
+	}
+}
+
+// startManage: enroll → verifying (worker checks the power credentials) →
+// manageable; from the other states manage is immediate.
+func (c *Conductor) startManage(ctx context.Context, t *driver.Task) (func(context.Context, *driver.Task), error) {
+	if t.Node.ProvisionState != states.Enroll {
+		return nil, c.transition(ctx, t, states.EventManage, "")
+	}
+	if err := c.transition(ctx, t, states.EventManage, ""); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, t *driver.Task) {
+		if err := t.Driver.Power.Validate(ctx, t); err != nil {
+			c.failNode(ctx, t, "verify", fmt.Sprintf("Failed to validate power driver interface for node %s. Error: %v", t.Node.UUID, err))
+			return
+		}
+		if st, err := t.Driver.Power.PowerState(ctx, t); err != nil {
+			c.failNode(ctx, t, "verify", fmt.Sprintf("Failed to get power state for node %s. Error: %v", t.Node.UUID, err))
+			return
+		} else {
+			t.Node.PowerState = st
+		}
+		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
+			t.Log.Error("cannot finish verifying", "error", err)
+		}
+	}, nil
+}
+
+// startProvide: manageable → cleaning → available. Automated cleaning needs a
+// deploy ramdisk, which ferro does not drive, so cleaning completes at once.
+func (c *Conductor) startProvide(ctx context.Context, t *driver.Task) (func(context.Context, *driver.Task), error) {
+	if err := t.Driver.Power.Validate(ctx, t); err != nil {
+		return nil, err
+	}
+	if err := c.transition(ctx, t, states.EventProvide, ""); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, t *driver.Task) {
+		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
+			t.Log.Error("cannot finish cleaning", "error", err)
+		}
+	}, nil
+}
+
+// startInspect validates power and inspect synchronously (errors go to the
+// caller, state unchanged), moves the node to inspecting and returns the
+// worker that runs the inspect interface.
+func (c *Conductor) startInspect(ctx context.Context, t *driver.Task) (func(context.Context, *driver.Task), error) {
+	if err := t.Driver.Power.Validate(ctx, t); err != nil {
+		return nil, fmt.Errorf("validate power interface of node %s: %w", t.Node.UUID, err)
+	}
+	if err := t.Driver.Inspect.Validate(ctx, t); err != nil {
+		return nil, fmt.Errorf("validate inspect interface of node %s: %w", t.Node.UUID, err)
+	}
+	now := c.now().UTC()
+	t.Node.InspectionStartedAt = &now
+	t.Node.InspectionFinishedAt = nil
+	if err := c.transition(ctx, t, states.EventInspect, ""); err != nil {
+		return nil, err
+	}
+	return c.runInspect, nil
+}
+
+// runInspect is the inspecting worker.
+func (c *Conductor) runInspect(ctx context.Context, t *driver.Task) {
+	next, err := t.Driver.Inspect.InspectHardware(ctx, t)
+	if err != nil {
+		msg := fmt.Sprintf("Failed to inspect hardware. Reason: %v", err)
+		var pe *PhaseError
+		if errors.As(err, &pe) {
+			msg = pe.Error()
+		}
+		c.failNode(ctx, t, "inspect", msg)
+		return
+	}
+	switch next {
+	case states.InspectWait:
+		if err := c.transition(ctx, t, states.EventWait, ""); err != nil {
+			t.Log.Error("cannot enter inspect wait", "error", err)
+		}
+	case states.Manageable:
+		now := c.now().UTC()
+		t.Node.InspectionFinishedAt = &now
+		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
+			t.Log.Error("cannot finish inspection", "error", err)
+		}
+	default:
+		c.failNode(ctx, t, "inspect", fmt.Sprintf("inspect interface returned unexpected state %q", next))
+	}
+}
+
+// abort stops an inspection in inspect wait: the inspect interface aborts
+// and tears down; the node goes to inspect failed.
+func (c *Conductor) abort(ctx context.Context, t *driver.Task) error {
+	if t.Node.ProvisionState != states.InspectWait {
+		// abort of clean wait needs a deploy ramdisk ferro does not run.
+		return fmt.Errorf("%w: abort is only supported in state %q", ErrInvalidState, states.InspectWait)
+	}
+	if err := t.Driver.Inspect.Abort(ctx, t); err != nil {
+		if errors.Is(err, driver.ErrUnsupported) {
+			return err
+		}
+		c.history(ctx, t.Node, states.EventAbort, fmt.Sprintf("Failed to abort inspection: %v", err), baremetal.SeverityError)
+		return err
+	}
+	return c.transition(context.WithoutCancel(ctx), t, states.EventAbort, "Inspection was aborted by request.")
+}
+
+// PhaseError is an inspection failure that names its phase; its message
+// becomes last_error as is.
+type PhaseError struct {
+	Phase string
+	Err   error
+}
+
+func (e *PhaseError) Error() string {
+	return fmt.Sprintf("inspection failed while %s: %v", e.Phase, e.Err)
+}
+
+func (e *PhaseError) Unwrap() error { return e.Err }

@@ -1,0 +1,124 @@
+package conductor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/store"
+)
+
+// lockLocal marks a node as locked by this process. It makes two tasks of
+// one conductor exclude each other although they share the reservation
+// holder name.
+func (c *Conductor) lockLocal(key string) bool {
+	c.lockMu.Lock()
+	defer c.lockMu.Unlock()
+	if c.locked[key] {
+		return false
+	}
+	c.locked[key] = true
+	return true
+}
+
+func (c *Conductor) unlockLocal(key string) {
+	c.lockMu.Lock()
+	delete(c.locked, key)
+	c.lockMu.Unlock()
+}
+
+func (c *Conductor) lockedError(ident, holder string) error {
+	return fmt.Errorf("%w: Node %s is locked by host %s, please retry after the current operation is completed", ErrNodeLocked, ident, holder)
+}
+
+// acquire takes the node's exclusive lock and loads the task: the node,
+// its ports and portgroups, and its resolved interfaces.
+func (c *Conductor) acquire(ctx context.Context, ident string) (*driver.Task, error) {
+	if c.stopping.Load() {
+		return nil, ErrShuttingDown
+	}
+	// Resolve names to the UUID first so the local lock has one key per node.
+	n, err := c.store.GetNode(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	id := n.UUID
+	if !c.lockLocal(id) {
+		return nil, c.lockedError(id, c.host)
+	}
+	n, err = c.store.ReserveNode(ctx, id, c.host)
+	if err != nil {
+		c.unlockLocal(id)
+		return nil, err
+	}
+	t, err := c.load(ctx, n, false)
+	if err != nil {
+		c.releaseNode(n.UUID)
+		return nil, err
+	}
+	return t, nil
+}
+
+// shared loads a task without taking the lock, for reads (validate, boot device).
+func (c *Conductor) shared(ctx context.Context, ident string) (*driver.Task, error) {
+	n, err := c.store.GetNode(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	return c.load(ctx, n, true)
+}
+
+func (c *Conductor) load(ctx context.Context, n *baremetal.Node, shared bool) (*driver.Task, error) {
+	ports, err := c.store.ListPorts(ctx, store.PortFilter{NodeUUID: n.UUID})
+	if err != nil {
+		return nil, fmt.Errorf("load ports of node %s: %w", n.UUID, err)
+	}
+	pgs, err := c.store.ListPortgroups(ctx, store.PortgroupFilter{NodeUUID: n.UUID})
+	if err != nil {
+		return nil, fmt.Errorf("load portgroups of node %s: %w", n.UUID, err)
+	}
+	if n.DriverInternalInfo == nil {
+		n.DriverInternalInfo = baremetal.JSON{}
+	}
+	return &driver.Task{
+		Node: n, Ports: ports, Portgroups: pgs, Shared: shared,
+		Driver: c.reg.Resolve(n.Interfaces),
+		Log:    c.log.With("node", n.UUID),
+		Store:  c.store,
+	}, nil
+}
+
+// release saves nothing; it drops the task's lock.
+func (c *Conductor) release(t *driver.Task) {
+	if t.Shared {
+		return
+	}
+	c.releaseNode(t.Node.UUID)
+}
+
+func (c *Conductor) releaseNode(uuid string) {
+	// The lock must go even when the request that held it was cancelled.
+	if err := c.store.ReleaseNode(context.Background(), uuid, c.host); err != nil {
+		c.log.Error("cannot release node lock", "node", uuid, "error", err)
+	}
+	c.unlockLocal(uuid)
+}
+
+// WithNodeLock takes the node's exclusive lock, runs fn in one transaction
+// with the node as read under the lock, and releases the lock. The API uses
+// it for node updates and deletes and for port and portgroup changes.
+func (c *Conductor) WithNodeLock(ctx context.Context, ident string, fn func(ctx context.Context, tx store.Store, n *baremetal.Node) error) error {
+	t, err := c.acquire(ctx, ident)
+	if err != nil {
+		return err
+	}
+	defer c.release(t)
+	return c.store.InTx(ctx, func(tx store.Store) error {
+		n, err := tx.GetNode(ctx, t.Node.UUID)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, tx, n)
+	})
+}

@@ -1,0 +1,238 @@
+package pxe
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/driver"
+)
+
+// fetch puts the deploy image img at dest: a file:// image is hard-linked
+// (copied across file systems); an http(s):// one goes through the master
+// cache under <root>/master_images, so that many nodes share one download.
+func (b *Boot) fetch(ctx context.Context, t *driver.Task, img image, root, dest string) error {
+	if img.path != "" {
+		src, err := b.resolveLocal(img)
+		if err != nil {
+			return err
+		}
+		return linkOrCopy(src, dest)
+	}
+	master, err := b.download(ctx, t, img, filepath.Join(root, masterDir))
+	if err != nil {
+		return err
+	}
+	return linkOrCopy(master, dest)
+}
+
+// resolveLocal follows symlinks in a file:// image's path and checks the
+// file it reaches again: the lexical check in validation cannot see a
+// symlink inside an allowed directory that leads to /etc.
+func (b *Boot) resolveLocal(img image) (string, error) {
+	src, err := filepath.EvalSymlinks(img.path)
+	if err != nil {
+		return "", err
+	}
+	allowed := allowedDirs(b.cfg.Conductor.FileURLAllowedPaths)
+	for _, a := range allowed {
+		// An allowed directory may itself be a symlink (/var/lib/ironic →
+		// /srv/ironic): allow what it resolves to as well.
+		if r, err := filepath.EvalSymlinks(a); err == nil && r != a {
+			allowed = append(allowed, r)
+		}
+	}
+	if why := filePathProblem(src, allowed); why != "" {
+		return "", fmt.Errorf("%w: %s resolves to %s: %s", driver.ErrInvalidParameter, img.path, src, why)
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%w: %s is not a regular file", driver.ErrInvalidParameter, src)
+	}
+	if err := b.checkSize(fi.Size()); err != nil {
+		return "", fmt.Errorf("%s: %w", src, err)
+	}
+	return src, nil
+}
+
+func (b *Boot) checkSize(n int64) error {
+	switch {
+	case n == 0:
+		return errors.New("image is empty")
+	case n > b.maxImageSize:
+		return fmt.Errorf("image is larger than %d bytes", b.maxImageSize)
+	}
+	return nil
+}
+
+// linkOrCopy makes dest the same file as src: a hard link when possible,
+// else a copy (another file system, or protected_hardlinks).
+func linkOrCopy(src, dest string) error {
+	if sfi, err := os.Stat(src); err == nil {
+		if dfi, err := os.Stat(dest); err == nil && os.SameFile(sfi, dfi) {
+			return nil // already linked by an earlier preparation
+		}
+	}
+	tmp := filepath.Join(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-"+rand.Text())
+	if err := os.Link(src, tmp); err == nil {
+		err := os.Rename(tmp, dest)
+		// rename(2) between two links to one file does nothing and
+		// succeeds, leaving tmp behind.
+		os.Remove(tmp)
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	f, err := tempFile(dest)
+	if err != nil {
+		return err
+	}
+	return finishTemp(f, dest, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
+}
+
+// lockFor returns the lock that serialises downloads into one cache entry.
+func (b *Boot) lockFor(key string) *sync.Mutex {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m, ok := b.fetching[key]
+	if !ok {
+		m = &sync.Mutex{}
+		b.fetching[key] = m
+	}
+	return m
+}
+
+// download brings the master copy of an http(s) image up to date and
+// returns its path. The copy is revalidated with If-Modified-Since on every
+// call, so a new image on the server is picked up by the next preparation.
+func (b *Boot) download(ctx context.Context, t *driver.Task, img image, dir string) (string, error) {
+	if err := mkdirs(dir); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(img.href))
+	key := hex.EncodeToString(sum[:])
+	master := filepath.Join(dir, key)
+	lock := b.lockFor(key)
+	lock.Lock()
+	defer lock.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, b.downloadTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, img.href, nil)
+	if err != nil {
+		return "", err
+	}
+	cached, statErr := os.Stat(master)
+	if statErr == nil {
+		req.Header.Set("If-Modified-Since", cached.ModTime().UTC().Format(http.TimeFormat))
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotModified && statErr == nil:
+		return master, nil
+	case resp.StatusCode != http.StatusOK:
+		return "", fmt.Errorf("download %s: HTTP %s", img.display(), resp.Status)
+	}
+	if resp.ContentLength > b.maxImageSize {
+		return "", fmt.Errorf("download %s: %d bytes is larger than %d", img.display(), resp.ContentLength, b.maxImageSize)
+	}
+	f, err := tempFile(master)
+	if err != nil {
+		return "", err
+	}
+	err = finishTemp(f, master, func(w io.Writer) error {
+		n, err := io.Copy(w, io.LimitReader(resp.Body, b.maxImageSize+1))
+		if err != nil {
+			return err
+		}
+		if resp.ContentLength >= 0 && n != resp.ContentLength {
+			return fmt.Errorf("got %d bytes of %d", n, resp.ContentLength)
+		}
+		return b.checkSize(n)
+	})
+	if err != nil {
+		return "", fmt.Errorf("download %s: %w", img.display(), err)
+	}
+	// Keep the server's date, so that the next If-Modified-Since asks
+	// about the version we have.
+	if lm, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
+		_ = os.Chtimes(master, time.Now(), lm)
+	}
+	logger(t).InfoContext(ctx, "deploy image downloaded", "node", t.Node.UUID, "image", img.display())
+	if limit := int64(b.cfg.PXE.ImageCacheSize) << 20; limit > 0 {
+		if err := evict(dir, limit, key); err != nil {
+			logger(t).WarnContext(ctx, "cannot clean the image cache", "dir", dir, "error", err)
+		}
+	}
+	return master, nil
+}
+
+// evict removes master images that no node links to any more, oldest first,
+// until the cache holds at most limit bytes ([pxe]image_cache_size).
+// keep is never removed.
+func evict(dir string, limit int64, keep string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	type entry struct {
+		name  string
+		size  int64
+		mtime time.Time
+		inUse bool
+	}
+	var all []entry
+	var total int64
+	for _, e := range entries {
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		total += fi.Size()
+		all = append(all, entry{e.Name(), fi.Size(), fi.ModTime(), linkCount(fi) > 1 || e.Name() == keep})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].mtime.Before(all[j].mtime) })
+	var errs []error
+	for _, e := range all {
+		if total <= limit {
+			break
+		}
+		if e.inUse {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		total -= e.size
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,242 @@
+// Package pxe is the pxe and ipxe boot interfaces: they boot a node's
+// deploy ramdisk over the network for managed inspection.
+//
+// PrepareRamdisk lays out, under the boot root ([pxe]tftp_root for pxe,
+// [deploy]http_root for ipxe):
+//
+//	<root>/<node uuid>/config          the node's PXELINUX or iPXE script
+//	<root>/<node uuid>/deploy_kernel   cached (hard link or download)
+//	<root>/<node uuid>/deploy_ramdisk
+//	<root>/pxelinux.cfg/01-aa-bb-…     pxe: one symlink per PXE port → ../<uuid>/config
+//	<root>/pxelinux.cfg/aa-bb-…        ipxe: the same, named as iPXE's ${mac:hexhyp}
+//	<root>/boot.ipxe                   ipxe: chains to pxelinux.cfg/${mac:hexhyp}
+//	<root>/master_images/<sha256>      downloads shared by all nodes
+//
+// then points DHCP at the boot file and sets the next boot device to PXE.
+// Everything that reaches a script is validated first: values that could
+// break out of a kernel command line, a PXELINUX line or an iPXE command
+// are rejected, never escaped.
+package pxe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/driver"
+)
+
+// Kind selects the boot interface: plain PXE (PXELINUX over TFTP) or iPXE
+// (scripts and images over HTTP).
+type Kind string
+
+// The boot interfaces this package implements, named as in Ironic.
+const (
+	PXE  Kind = "pxe"
+	IPXE Kind = "ipxe"
+)
+
+// Defaults for downloads of http(s) deploy images; see WithDownloadTimeout
+// and WithMaxImageSize.
+const (
+	DefaultDownloadTimeout = 20 * time.Minute
+	DefaultMaxImageSize    = 4 << 30
+)
+
+// Boot is a pxe or ipxe boot interface. It is safe for concurrent use by
+// tasks on different nodes.
+type Boot struct {
+	kind            Kind
+	cfg             *config.Config
+	dhcp            driver.DHCP
+	client          *http.Client
+	downloadTimeout time.Duration
+	maxImageSize    int64
+
+	mu       sync.Mutex
+	fetching map[string]*sync.Mutex // master cache entry → its download lock
+}
+
+// Option changes how New builds a Boot.
+type Option func(*Boot)
+
+// WithHTTPClient sets the client that downloads http(s) deploy images.
+func WithHTTPClient(c *http.Client) Option { return func(b *Boot) { b.client = c } }
+
+// WithDownloadTimeout bounds one download of a deploy image.
+func WithDownloadTimeout(d time.Duration) Option {
+	return func(b *Boot) { b.downloadTimeout = d }
+}
+
+// WithMaxImageSize rejects deploy images larger than n bytes.
+func WithMaxImageSize(n int64) Option { return func(b *Boot) { b.maxImageSize = n } }
+
+// New returns the boot interface of the given kind. dhcp is the
+// [dhcp]dhcp_provider; nil means driver.NoDHCP. cfg is read on every call.
+func New(kind Kind, cfg *config.Config, dhcp driver.DHCP, opts ...Option) (*Boot, error) {
+	if kind != PXE && kind != IPXE {
+		return nil, fmt.Errorf("%w: unknown PXE boot interface kind %q", driver.ErrInvalidParameter, kind)
+	}
+	if dhcp == nil {
+		dhcp = driver.NoDHCP{}
+	}
+	b := &Boot{
+		kind:            kind,
+		cfg:             cfg,
+		dhcp:            dhcp,
+		downloadTimeout: DefaultDownloadTimeout,
+		maxImageSize:    DefaultMaxImageSize,
+		fetching:        map[string]*sync.Mutex{},
+	}
+	for _, o := range opts {
+		o(b)
+	}
+	if b.client == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.ResponseHeaderTimeout = time.Minute
+		b.client = &http.Client{Transport: tr}
+	}
+	return b, nil
+}
+
+// Register adds the pxe and ipxe boot interfaces to r.
+func Register(r *driver.Registry, cfg *config.Config, dhcp driver.DHCP, opts ...Option) {
+	for _, k := range []Kind{PXE, IPXE} {
+		b, _ := New(k, cfg, dhcp, opts...)
+		r.RegisterBoot(string(k), b)
+	}
+}
+
+// Kind returns which boot interface b is.
+func (b *Boot) Kind() Kind { return b.kind }
+
+// Validate checks what booting the deploy ramdisk needs: a missing value
+// wraps driver.ErrMissingParameter, an invalid one driver.ErrInvalidParameter.
+func (b *Boot) Validate(_ context.Context, t *driver.Task) error {
+	_, err := b.plan(t)
+	return err
+}
+
+// ValidateInspection is Validate, except that anything missing wraps
+// driver.ErrUnsupported, so that inspection falls back to the inspector
+// managing boot. An invalid value is still an error: a fallback would hide it.
+func (b *Boot) ValidateInspection(_ context.Context, t *driver.Task) error {
+	_, err := b.plan(t)
+	if errors.Is(err, driver.ErrMissingParameter) {
+		return fmt.Errorf("%w: %s boot cannot manage inspection of node %s: %s",
+			driver.ErrUnsupported, b.kind, t.Node.UUID, missingDetail(err))
+	}
+	return err
+}
+
+// PrepareRamdisk makes the node boot the deploy ramdisk with params on its
+// kernel command line, next boot only. Calling it again rewrites everything.
+func (b *Boot) PrepareRamdisk(ctx context.Context, t *driver.Task, params driver.RamdiskParams) error {
+	p, err := b.plan(t)
+	if err != nil {
+		return fmt.Errorf("prepare ramdisk for node %s: %w", t.Node.UUID, err)
+	}
+	if t.Driver == nil || t.Driver.Management == nil {
+		return fmt.Errorf("prepare ramdisk for node %s: %w: node has no management interface to set the boot device",
+			t.Node.UUID, driver.ErrUnsupported)
+	}
+	cmdline, err := b.cmdline(p, params)
+	if err != nil {
+		return fmt.Errorf("prepare ramdisk for node %s: %w", t.Node.UUID, err)
+	}
+	if err := b.writeBootFiles(ctx, t, p, cmdline); err != nil {
+		return fmt.Errorf("prepare ramdisk for node %s: %w", t.Node.UUID, err)
+	}
+	// DHCP after the files, so that it never points at a missing one.
+	if err := b.dhcp.UpdateDHCPOptions(ctx, t, b.dhcpOptions(p)); err != nil {
+		return fmt.Errorf("prepare ramdisk for node %s: update DHCP options: %w", t.Node.UUID, err)
+	}
+	if err := t.Driver.Management.SetBootDevice(ctx, t, baremetal.BootDevicePXE, false); err != nil {
+		return fmt.Errorf("prepare ramdisk for node %s: set boot device to pxe: %w", t.Node.UUID, err)
+	}
+	logger(t).InfoContext(ctx, "ramdisk prepared", "node", t.Node.UUID, "boot_interface", string(b.kind),
+		"ports", len(p.macs))
+	return nil
+}
+
+func (b *Boot) writeBootFiles(ctx context.Context, t *driver.Task, p *plan, cmdline string) error {
+	nodeDir := filepath.Join(p.root, p.uuid)
+	if err := mkdirs(nodeDir); err != nil {
+		return err
+	}
+	for _, img := range []image{p.kernel, p.ramdisk} {
+		if err := b.fetch(ctx, t, img, p.root, filepath.Join(nodeDir, img.name)); err != nil {
+			return fmt.Errorf("cache %s %s: %w", img.name, img.display(), err)
+		}
+	}
+	conf, err := b.render(p, cmdline)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(nodeDir, configName), conf); err != nil {
+		return err
+	}
+	if b.kind == IPXE {
+		if err := b.writeBootScript(p.root); err != nil {
+			return err
+		}
+	}
+	return linkMACs(p.root, p.uuid, b.macEntries(p.macs))
+}
+
+// CleanUpRamdisk removes the node's config, per-MAC entries and cached
+// images. Missing files are fine; it is safe to call any number of times.
+// DHCP options need no cleanup: they live on the inspection ports, which
+// the network interface removes.
+func (b *Boot) CleanUpRamdisk(ctx context.Context, t *driver.Task) error {
+	uuid := t.Node.UUID
+	if !uuidRE.MatchString(uuid) {
+		return fmt.Errorf("clean up ramdisk for node %s: %w: node UUID is not a UUID", uuid, driver.ErrInvalidParameter)
+	}
+	root := b.root()
+	if root == "" || !filepath.IsAbs(root) {
+		// Nothing can have been prepared without a valid root.
+		return nil
+	}
+	var names []string
+	for _, port := range t.Ports {
+		if mac, ok := parseMAC(port.Address); ok {
+			names = append(names, b.macEntries([]string{mac})...)
+		}
+	}
+	var errs []error
+	if err := unlinkMACs(root, uuid, names); err != nil {
+		errs = append(errs, err)
+	}
+	if err := os.RemoveAll(filepath.Join(root, uuid)); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("clean up ramdisk for node %s: %w", uuid, err)
+	}
+	logger(t).InfoContext(ctx, "ramdisk cleaned up", "node", uuid, "boot_interface", string(b.kind))
+	return nil
+}
+
+// root is the directory this kind serves boot files from.
+func (b *Boot) root() string {
+	if b.kind == IPXE {
+		return b.cfg.Deploy.HTTPRoot
+	}
+	return b.cfg.PXE.TFTPRoot
+}
+
+func logger(t *driver.Task) *slog.Logger {
+	if t.Log != nil {
+		return t.Log
+	}
+	return slog.Default()
+}

@@ -1,0 +1,323 @@
+// Package ironic serves the Ironic bare metal API v1 (microversions 1.1 to
+// 1.82) over ferro's store and conductor: nodes, ports, portgroups,
+// allocations, drivers, conductors, node states and management, history
+// and inventory, with Ironic's JSON shapes, status codes and error bodies,
+// so that the baremetal CLI, gophercloud and metal3 work unchanged.
+package ironic
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/conductor"
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/store"
+)
+
+// Conductor is what the API needs from the conductor.
+type Conductor interface {
+	// WithNodeLock takes the node's exclusive lock (error wrapping conductor.ErrNodeLocked if held, store.ErrNotFound if missing),
+	// runs fn inside one store transaction with the freshly read node, then releases the lock. fn's error rolls back.
+	WithNodeLock(ctx context.Context, ident string, fn func(ctx context.Context, tx store.Store, n *baremetal.Node) error) error
+	// DoProvisionAction handles target "manage", "inspect", "provide", "abort" (and later others): validates synchronously
+	// (errors: conductor.ErrInvalidState wrapped → 400 InvalidStateRequested; driver.ErrInvalidParameter/ErrMissingParameter → 400;
+	// driver.ErrUnsupported → 400 UnsupportedDriverExtension; ErrNodeLocked → 409; conductor.ErrNoFreeWorker/ErrShuttingDown → 503),
+	// then continues asynchronously. The API answers 202.
+	DoProvisionAction(ctx context.Context, ident, target string) error
+	ChangePowerState(ctx context.Context, ident, target string, timeout time.Duration) error // "power on", "power off", "rebooting"; async after validation; API 202
+	SetBootDevice(ctx context.Context, ident, device string, persistent bool) error
+	GetBootDevice(ctx context.Context, ident string) (device string, persistent bool, err error)
+	SupportedBootDevices(ctx context.Context, ident string) ([]string, error)
+	ValidateNode(ctx context.Context, ident string) (map[string]conductor.ValidationResult, error) // keys: boot, console, deploy, inspect, management, network, power, raid, rescue, storage, bios...
+	// Allocate processes a stored allocation in state "allocating": picks a node and sets the allocation active or error.
+	Allocate(ctx context.Context, allocationUUID string) error
+	Registry() *driver.Registry
+}
+
+// Options wires the API handler.
+type Options struct {
+	Store     store.Store
+	Conductor Conductor
+	Config    *config.Config
+	Log       *slog.Logger
+	// Version is ferro's build version, for the logs.
+	Version string
+}
+
+// maxBodySize is the largest request body accepted; larger ones get 413.
+const maxBodySize = 1 << 20
+
+// server is the Ironic API handler.
+type server struct {
+	store    store.Store
+	cond     Conductor
+	cfg      *config.Config
+	log      *slog.Logger
+	mux      *http.ServeMux
+	maxLimit int
+	// conductors caches the conductor list for a moment: every node view
+	// names the conductor that serves it.
+	conductors atomic.Pointer[conductorSnapshot]
+	now        func() time.Time
+}
+
+// New returns the Ironic API as an http.Handler. Mount it at "/".
+func New(o Options) http.Handler {
+	s := &server{
+		store: o.Store, cond: o.Conductor, cfg: o.Config, log: o.Log,
+		mux: http.NewServeMux(), maxLimit: o.Config.API.MaxLimit, now: time.Now,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.maxLimit <= 0 {
+		s.maxLimit = 1000
+	}
+	s.routes()
+	return s
+}
+
+// request is the per-request state handed to handlers. It lives inside
+// respWriter, so one allocation covers both.
+type request struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	id     string
+	minor  int
+	base   string
+	status int
+	// routed is set once a registered route runs; an error status written
+	// before that comes from ServeMux (404, 405) and is replaced by
+	// Ironic's error body.
+	routed  bool
+	swallow bool
+	err     error
+}
+
+// respWriter wraps the client's ResponseWriter to record the status and
+// to turn ServeMux's plain-text errors into Ironic's.
+type respWriter struct {
+	http.ResponseWriter
+	rq request
+}
+
+func (w *respWriter) WriteHeader(code int) {
+	rq := &w.rq
+	if !rq.routed && code >= 400 && !rq.swallow {
+		// ServeMux's own 404 or 405. Keep its Allow header.
+		rq.swallow = true
+		var e *apiError
+		if code == http.StatusMethodNotAllowed {
+			e = newError(code, "The method specified is not allowed for this resource.")
+		} else {
+			e = newError(code, "The resource could not be found.")
+		}
+		h := w.ResponseWriter.Header()
+		h.Del("X-Content-Type-Options")
+		rq.writeErrorBody(e)
+		return
+	}
+	if rq.swallow {
+		return
+	}
+	rq.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *respWriter) Write(p []byte) (int, error) {
+	if w.rq.swallow {
+		return len(p), nil
+	}
+	if w.rq.status == 0 {
+		w.rq.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// ServeHTTP negotiates the microversion, tags the response with a request
+// ID, routes, and logs one line per request.
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := s.now()
+	rw := &respWriter{ResponseWriter: w}
+	rq := &rw.rq
+	rq.w = w
+	rq.r = r
+	rq.id = "req-" + uuid.NewString()
+	rq.base = s.baseURL(r)
+	h := w.Header()
+	h[hdrRequestID] = []string{rq.id}
+	h[hdrMinVersion] = []string{minVersionString}
+	h[hdrMaxVersion] = []string{maxVersionString}
+
+	minor, verr := requestedVersion(r.Header)
+	isV1 := r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/")
+	switch {
+	case verr != nil && isV1:
+		rq.routed = true
+		rq.writeError(verr)
+	default:
+		if verr != nil {
+			minor = minMinor
+		}
+		rq.minor = minor
+		h[hdrVersion] = []string{versionStrings[minor]}
+		h[hdrOpenStackAPI] = []string{baremetalVersionStrings[minor]}
+		h[hdrVary] = []string{varyVersionHeader}
+		s.serve(rw, r)
+	}
+	s.logRequest(rq, r, start)
+}
+
+// serve runs the mux, turning a panic into a 500.
+func (s *server) serve(rw *respWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			rq := &rw.rq
+			s.log.Error("panic in API handler", "request_id", rq.id, "path", r.URL.Path, "panic", v)
+			if rq.status == 0 {
+				rq.routed = true
+				rq.writeError(newError(http.StatusInternalServerError, "Internal server error"))
+			}
+		}
+	}()
+	s.mux.ServeHTTP(rw, r)
+}
+
+func (s *server) logRequest(rq *request, r *http.Request, start time.Time) {
+	status := rq.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	level := slog.LevelInfo
+	if status >= 500 {
+		level = slog.LevelError
+	}
+	if !s.log.Enabled(r.Context(), level) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", status),
+		slog.Duration("duration", s.now().Sub(start)),
+		slog.String("request_id", rq.id),
+		slog.String("api_version", versionStrings[max(rq.minor, minMinor)]),
+	}
+	if status >= 500 && rq.err != nil {
+		attrs = append(attrs, slog.String("error", rq.err.Error()))
+	}
+	s.log.LogAttrs(r.Context(), level, "api request", attrs...)
+}
+
+// baseURL is where links point: [api]public_endpoint, else the request's
+// scheme and host.
+func (s *server) baseURL(r *http.Request) string {
+	if pe := s.cfg.API.PublicEndpoint; pe != "" {
+		return strings.TrimRight(pe, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// handle registers a route.
+func (s *server) handle(pattern string, fn func(*request) error) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		rw, ok := w.(*respWriter)
+		if !ok {
+			// Called outside ServeHTTP (tests of the mux alone).
+			rw = &respWriter{ResponseWriter: w}
+			rw.rq.w, rw.rq.minor, rw.rq.base = w, minMinor, s.baseURL(r)
+		}
+		rq := &rw.rq
+		rq.routed = true
+		rq.r = r
+		if err := fn(rq); err != nil {
+			rq.writeError(err)
+		}
+	})
+}
+
+// writeJSON sends a JSON body.
+func (rq *request) writeJSON(status int, body []byte) error {
+	h := rq.w.Header()
+	h[hdrContentType] = []string{"application/json"}
+	rq.status = status
+	rq.w.WriteHeader(status)
+	_, _ = rq.w.Write(body)
+	return nil
+}
+
+// writeEmpty sends a status without a body (202, 204).
+func (rq *request) writeEmpty(status int) error {
+	rq.status = status
+	rq.w.WriteHeader(status)
+	return nil
+}
+
+// writeError sends err in Ironic's error shape.
+func (rq *request) writeError(err error) {
+	e := errorFor(err)
+	if e.status >= 500 {
+		rq.err = err
+	}
+	rq.writeErrorBody(e)
+}
+
+func (rq *request) writeErrorBody(e *apiError) {
+	if rq.status != 0 {
+		// Headers are gone already; nothing sensible to add.
+		return
+	}
+	h := rq.w.Header()
+	h[hdrContentType] = []string{"application/json"}
+	delete(h, hdrLocation)
+	rq.status = e.status
+	rq.w.WriteHeader(e.status)
+	if rq.r != nil && rq.r.Method == http.MethodHead {
+		return
+	}
+	_, _ = rq.w.Write(errorBody(e.status, e.msg))
+}
+
+// readBody reads the request body, refusing more than maxBodySize.
+func (rq *request) readBody() ([]byte, error) {
+	if rq.r.ContentLength > maxBodySize {
+		return nil, newError(http.StatusRequestEntityTooLarge, "Request is too large.")
+	}
+	b, err := io.ReadAll(io.LimitReader(rq.r.Body, maxBodySize+1))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, newError(http.StatusRequestEntityTooLarge, "Request is too large.")
+		}
+		return nil, badRequest("Cannot read the request body: %v", err)
+	}
+	if len(b) > maxBodySize {
+		return nil, newError(http.StatusRequestEntityTooLarge, "Request is too large.")
+	}
+	return b, nil
+}
+
+// ctx is the request's context.
+func (rq *request) ctx() context.Context { return rq.r.Context() }
+
+// location sets the Location header to base/v1/<path>.
+func (rq *request) location(path string) {
+	rq.w.Header()[hdrLocation] = []string{rq.base + "/v1/" + path}
+}

@@ -1,0 +1,108 @@
+package ironic
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// Secrets never leave the API. Ironic masks driver_info and instance_info
+// with oslo.utils' mask_dict_password: a value whose key, lower-cased,
+// contains one of these words is replaced by "******", at every depth, and
+// secrets embedded in other strings ("--password x", "password=x") are
+// scrubbed. driver_info also hides the SNMP keys, instance_info the config
+// drive and image URL, driver_internal_info the agent token.
+var sanitizeKeys = []string{
+	"adminpass", "admin_pass", "password", "admin_password",
+	"auth_token", "new_pass", "auth_password", "secret_uuid",
+	"secret", "sys_pswd", "token", "configdrive",
+	"chappassword", "encrypted_key", "private_key",
+	"fernetkey", "sslkey", "passphrase",
+	"cephclusterfsid", "octaviaheartbeatkey", "rabbitcookie",
+	"cephmanilaclientkey", "pacemakerremoteauthkey",
+	"designaterndckey", "cephadminkey", "heatauthencryptionkey",
+	"cephclientkey", "keystonecredential",
+	"barbicansimplecryptokek", "cephrgwkey", "swifthashsuffix",
+	"migrationsshkey", "cephmdskey", "cephmonkey",
+}
+
+const secretMask = "******"
+
+// secretKeys caches the verdict per key name: the same few keys
+// (ipmi_address, ipmi_password, …) repeat on every node of a list.
+var secretKeys struct {
+	sync.RWMutex
+	m map[string]bool
+}
+
+// isSecretKey reports whether the value under key k is a secret.
+func isSecretKey(k string) bool {
+	secretKeys.RLock()
+	v, ok := secretKeys.m[k]
+	secretKeys.RUnlock()
+	if ok {
+		return v
+	}
+	lower := strings.ToLower(k)
+	v = false
+	for _, s := range sanitizeKeys {
+		if strings.Contains(lower, s) {
+			v = true
+			break
+		}
+	}
+	secretKeys.Lock()
+	if secretKeys.m == nil || len(secretKeys.m) > 4096 {
+		secretKeys.m = map[string]bool{}
+	}
+	secretKeys.m[k] = v
+	secretKeys.Unlock()
+	return v
+}
+
+// maskDriverInfo is the masker for driver_info.
+func maskDriverInfo(k string) bool {
+	return isSecretKey(k) || k == "snmp_auth_key" || k == "snmp_priv_key"
+}
+
+// maskInstanceInfo is the masker for instance_info. configdrive is caught
+// by the sanitize list; image_url is Ironic's addition.
+func maskInstanceInfo(k string) bool {
+	return isSecretKey(k) || k == "image_url"
+}
+
+// maskAgentToken is the masker for driver_internal_info.
+func maskAgentToken(k string) bool { return k == "agent_secret_token" }
+
+var (
+	secretAlternation = strings.Join(sanitizeKeys, "|")
+	secretPatterns    = []*regexp.Regexp{
+		regexp.MustCompile(`(?is)((?:` + secretAlternation + `)[0-9]*\s*=\s*["']?)[^\s"']+`),
+		regexp.MustCompile(`(?is)(--(?:` + secretAlternation + `)[0-9]*\s+)[^'"=\s]+`),
+		regexp.MustCompile(`(?is)(["'][^"']*(?:` + secretAlternation + `)[0-9]*["']\s*:\s*u?["'])[^"']*`),
+		regexp.MustCompile(`(?is)(<(?:` + secretAlternation + `)[0-9]*>)[^<]*`),
+	}
+)
+
+// maskString scrubs secrets written inside a string value, like
+// oslo.utils' mask_password.
+func maskString(s string) string {
+	if !strings.ContainsAny(s, "=:-<") {
+		return s
+	}
+	lower := strings.ToLower(s)
+	found := false
+	for _, k := range sanitizeKeys {
+		if strings.Contains(lower, k) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return s
+	}
+	for _, re := range secretPatterns {
+		s = re.ReplaceAllString(s, "${1}"+secretMask)
+	}
+	return s
+}

@@ -1,0 +1,273 @@
+package ironic
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ferrometal/ferro/internal/store"
+)
+
+// args is a request's query string, checked against the parameters the
+// endpoint takes: Ironic rejects any other with "Unexpected arguments".
+type args struct {
+	v url.Values
+}
+
+// queryArgs parses the query string and rejects unknown parameters.
+func (rq *request) queryArgs(allowed ...string) (args, error) {
+	raw := rq.r.URL.RawQuery
+	if raw == "" {
+		return args{}, nil
+	}
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		return args{}, badRequest("Invalid query string: %v", err)
+	}
+	var unknown []string
+	for k := range v {
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return args{}, badRequest("Unexpected arguments: %s", strings.Join(unknown, ", "))
+	}
+	return args{v: v}, nil
+}
+
+// has reports whether the parameter was given.
+func (a args) has(name string) bool {
+	_, ok := a.v[name]
+	return ok
+}
+
+// str returns a parameter, "" when absent.
+func (a args) str(name string) string {
+	if a.v == nil {
+		return ""
+	}
+	return a.v.Get(name)
+}
+
+// optStr returns a parameter and whether it was given.
+func (a args) optStr(name string) (string, bool) {
+	if !a.has(name) {
+		return "", false
+	}
+	return a.v.Get(name), true
+}
+
+// boolean parses a boolean parameter the way oslo's bool_from_string
+// does in strict mode; nil when absent.
+func (a args) boolean(name string) (*bool, error) {
+	s, ok := a.optStr(name)
+	if !ok {
+		return nil, nil
+	}
+	b, err := parseBool(name, s)
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+var trueStrings = []string{"1", "t", "true", "on", "y", "yes"}
+var falseStrings = []string{"0", "f", "false", "off", "n", "no"}
+
+// parseBool is oslo.utils' strutils.bool_from_string(strict=True).
+func parseBool(name, s string) (bool, error) {
+	l := strings.ToLower(strings.TrimSpace(s))
+	if slices.Contains(trueStrings, l) {
+		return true, nil
+	}
+	if slices.Contains(falseStrings, l) {
+		return false, nil
+	}
+	return false, badRequest("Invalid %s: Unrecognized value '%s', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'", name, s)
+}
+
+// integer parses an integer parameter; ok is false when absent.
+func (a args) integer(name string) (n int, ok bool, err error) {
+	s, ok := a.optStr(name)
+	if !ok {
+		return 0, false, nil
+	}
+	n, err = strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, true, badRequest("Expected an integer for %s: %s", name, s)
+	}
+	return n, true, nil
+}
+
+// stringList parses a comma-separated list, lower-cased and without
+// duplicates, as Ironic's args.string_list; nil when absent.
+func (a args) stringList(name string) []string {
+	s, ok := a.optStr(name)
+	if !ok {
+		return nil
+	}
+	out := []string{}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.ToLower(strings.TrimSpace(item))
+		if item != "" && !slices.Contains(out, item) {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// uuidArg returns a parameter that must be a UUID, "" when absent.
+func (a args) uuidArg(name string) (string, error) {
+	s, ok := a.optStr(name)
+	if !ok {
+		return "", nil
+	}
+	if !isUUIDLike(s) {
+		return "", badRequest("Expected UUID for %s: %s", name, s)
+	}
+	return s, nil
+}
+
+// listParams are the paging and sorting parameters of every collection.
+type listParams struct {
+	page store.Page
+	// limit is the effective page size, for the next link.
+	limit int
+	// sortKey and sortDir as given (defaults id and asc), for the next link.
+	sortKey, sortDir string
+	fields           []string
+	fieldsGiven      bool
+	detail           *bool
+}
+
+// paging reads limit, marker, sort_key and sort_dir. The limit defaults
+// to, and is capped at, [api]max_limit; a marker must be a UUID unless
+// markerIsName.
+func (s *server) paging(a args, invalidSortKeys []string, markerIsName bool) (listParams, error) {
+	var p listParams
+	n, ok, err := a.integer("limit")
+	if err != nil {
+		return p, err
+	}
+	switch {
+	case !ok:
+		p.limit = s.maxLimit
+	case n <= 0:
+		return p, badRequest("Limit must be positive")
+	default:
+		p.limit = min(n, s.maxLimit)
+	}
+	p.page.Limit = p.limit
+	if markerIsName {
+		p.page.Marker = a.str("marker")
+	} else if p.page.Marker, err = a.uuidArg("marker"); err != nil {
+		return p, err
+	}
+	p.sortKey = "id"
+	if k, ok := a.optStr("sort_key"); ok {
+		p.sortKey = k
+	}
+	p.sortDir = "asc"
+	if d, ok := a.optStr("sort_dir"); ok {
+		p.sortDir = d
+	}
+	if p.sortDir != "asc" && p.sortDir != "desc" {
+		return p, badRequest("Invalid sort direction: %s. Acceptable values are 'asc' or 'desc'", p.sortDir)
+	}
+	if slices.Contains(invalidSortKeys, p.sortKey) {
+		return p, badRequest("The sort_key value %s is an invalid field for sorting", p.sortKey)
+	}
+	// "id" is the database's insertion order; the store's default order
+	// (creation time, then id) is the same.
+	if p.sortKey != "id" {
+		p.page.SortKey = p.sortKey
+	}
+	p.page.SortDir = p.sortDir
+	return p, nil
+}
+
+// returnFields works out fields and detail like Ironic's
+// get_request_return_fields: fields needs 1.8, detail 1.43, not both.
+// It returns nil for "all fields".
+func (rq *request) returnFields(a args, p *listParams, defaults []string) error {
+	detail, err := a.boolean("detail")
+	if err != nil {
+		return err
+	}
+	fields := a.stringList("fields")
+	if fields != nil && rq.minor < v8FieldsSubset {
+		return notAcceptable()
+	}
+	if detail != nil && rq.minor < v43DetailQuery {
+		return badRequest("Invalid query parameter ?detail=%s received.", a.str("detail"))
+	}
+	if fields != nil && detail != nil && *detail {
+		return badRequest("Can not specify ?detail=True and fields in the same request.")
+	}
+	p.detail = detail
+	p.fieldsGiven = fields != nil
+	switch {
+	case fields != nil:
+		p.fields = fields
+	case detail != nil && *detail:
+		p.fields = nil
+	default:
+		p.fields = defaults
+	}
+	return nil
+}
+
+// nextLink builds the "next" URL of a full page: Ironic's
+// <base>/v1/<resource>?<args>limit=N&marker=<last>.
+func (rq *request) nextLink(resource string, p listParams, count int, lastKey string, extra ...string) string {
+	if count == 0 || count != p.limit {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(rq.base)
+	b.WriteString("/v1/")
+	b.WriteString(resource)
+	b.WriteString("?")
+	add := func(k, v string) {
+		b.WriteString(url.QueryEscape(k))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(v))
+		b.WriteByte('&')
+	}
+	add("sort_key", p.sortKey)
+	add("sort_dir", p.sortDir)
+	for i := 0; i+1 < len(extra); i += 2 {
+		add(extra[i], extra[i+1])
+	}
+	if p.detail != nil {
+		add("detail", strconv.FormatBool(*p.detail))
+	}
+	if p.fieldsGiven {
+		add("fields", strings.Join(p.fields, ","))
+	}
+	b.WriteString("limit=")
+	b.WriteString(strconv.Itoa(p.limit))
+	b.WriteString("&marker=")
+	b.WriteString(url.QueryEscape(lastKey))
+	return b.String()
+}
+
+// fieldSet is a set of requested fields; nil means every field.
+type fieldSet map[string]bool
+
+func newFieldSet(fields []string) fieldSet {
+	if fields == nil {
+		return nil
+	}
+	fs := make(fieldSet, len(fields))
+	for _, f := range fields {
+		fs[f] = true
+	}
+	return fs
+}
+
+// want reports whether a field is to be rendered.
+func (fs fieldSet) want(name string) bool { return fs == nil || fs[name] }

@@ -1,0 +1,88 @@
+package ironic
+
+import (
+	"context"
+	"strconv"
+)
+
+// routes registers every endpoint. Literal segments (detail, validate)
+// take precedence over {node} in ServeMux patterns.
+func (s *server) routes() {
+	h := s.handle
+	h("GET /{$}", s.getRoot)
+	h("GET /v1", s.getV1)
+	h("GET /v1/{$}", s.getV1)
+
+	// Nodes.
+	h("GET /v1/nodes", func(rq *request) error { return s.listNodes(rq, false) })
+	h("GET /v1/nodes/{$}", func(rq *request) error { return s.listNodes(rq, false) })
+	h("GET /v1/nodes/detail", func(rq *request) error { return s.listNodes(rq, true) })
+	h("GET /v1/nodes/validate", s.validateNode)
+	h("POST /v1/nodes", s.createNode)
+	h("GET /v1/nodes/{node}", s.getNode)
+	h("PATCH /v1/nodes/{node}", s.patchNode)
+	h("DELETE /v1/nodes/{node}", s.deleteNode)
+	h("GET /v1/nodes/{node}/validate", s.validateNode)
+	h("GET /v1/nodes/{node}/states", s.getNodeStates)
+	h("PUT /v1/nodes/{node}/states/power", s.setPowerState)
+	h("PUT /v1/nodes/{node}/states/provision", s.setProvisionState)
+	h("PUT /v1/nodes/{node}/states/raid", s.setRAIDConfig)
+	h("PUT /v1/nodes/{node}/maintenance", s.setMaintenance)
+	h("DELETE /v1/nodes/{node}/maintenance", s.clearMaintenance)
+	h("GET /v1/nodes/{node}/management/boot_device", s.getBootDevice)
+	h("PUT /v1/nodes/{node}/management/boot_device", s.setBootDevice)
+	h("GET /v1/nodes/{node}/management/boot_device/supported", s.supportedBootDevices)
+	h("GET /v1/nodes/{node}/traits", s.getTraits)
+	h("PUT /v1/nodes/{node}/traits", s.setTraits)
+	h("PUT /v1/nodes/{node}/traits/{trait}", s.setTraits)
+	h("DELETE /v1/nodes/{node}/traits", s.deleteTraits)
+	h("DELETE /v1/nodes/{node}/traits/{trait}", s.deleteTraits)
+	h("GET /v1/nodes/{node}/history", s.listHistory)
+	h("GET /v1/nodes/{node}/history/{event}", s.getHistoryEvent)
+	h("GET /v1/nodes/{node}/inventory", s.getInventory)
+	h("GET /v1/nodes/{node}/allocation", s.getNodeAllocation)
+	h("DELETE /v1/nodes/{node}/allocation", s.deleteNodeAllocation)
+	h("GET /v1/nodes/{node}/ports", func(rq *request) error { return s.listPorts(rq, false) })
+	h("GET /v1/nodes/{node}/ports/detail", func(rq *request) error { return s.listPorts(rq, true) })
+	h("GET /v1/nodes/{node}/portgroups", func(rq *request) error { return s.listPortgroups(rq, false) })
+	h("GET /v1/nodes/{node}/portgroups/detail", func(rq *request) error { return s.listPortgroups(rq, true) })
+
+	// Ports.
+	h("GET /v1/ports", func(rq *request) error { return s.listPorts(rq, false) })
+	h("GET /v1/ports/detail", func(rq *request) error { return s.listPorts(rq, true) })
+	h("POST /v1/ports", s.createPort)
+	h("GET /v1/ports/{port}", s.getPort)
+	h("PATCH /v1/ports/{port}", s.patchPort)
+	h("DELETE /v1/ports/{port}", s.deletePort)
+
+	// Portgroups.
+	h("GET /v1/portgroups", func(rq *request) error { return s.listPortgroups(rq, false) })
+	h("GET /v1/portgroups/detail", func(rq *request) error { return s.listPortgroups(rq, true) })
+	h("POST /v1/portgroups", s.createPortgroup)
+	h("GET /v1/portgroups/{portgroup}", s.getPortgroup)
+	h("PATCH /v1/portgroups/{portgroup}", s.patchPortgroup)
+	h("DELETE /v1/portgroups/{portgroup}", s.deletePortgroup)
+	h("GET /v1/portgroups/{portgroup}/ports", func(rq *request) error { return s.listPorts(rq, false) })
+	h("GET /v1/portgroups/{portgroup}/ports/detail", func(rq *request) error { return s.listPorts(rq, true) })
+
+	// Allocations.
+	h("GET /v1/allocations", s.listAllocations)
+	h("POST /v1/allocations", s.createAllocation)
+	h("GET /v1/allocations/{allocation}", s.getAllocation)
+	h("PATCH /v1/allocations/{allocation}", s.patchAllocation)
+	h("DELETE /v1/allocations/{allocation}", s.deleteAllocation)
+
+	// Drivers, conductors, chassis, shards.
+	h("GET /v1/drivers", s.listDrivers)
+	h("GET /v1/drivers/{driver}", s.getDriver)
+	h("GET /v1/drivers/{driver}/properties", s.getDriverProperties)
+	h("GET /v1/conductors", s.listConductors)
+	h("GET /v1/conductors/{hostname}", s.getConductor)
+	h("GET /v1/chassis", s.listChassis)
+	h("GET /v1/chassis/{chassis}", s.getChassis)
+	h("GET /v1/shards", s.listShards)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func contextBackground() context.Context { return context.Background() }

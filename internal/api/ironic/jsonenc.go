@@ -353,8 +353,8 @@ func (o *objWriter) key(name string) {
 	o.b = append(o.b, `": `...)
 }
 
-func (o *objWriter) str(name, v string)      { o.key(name); o.b = appendString(o.b, v) }
-func (o *objWriter) nullStr(name, v string)  { o.key(name); o.b = appendNullString(o.b, v) }
+func (o *objWriter) str(name, v string)          { o.key(name); o.b = appendString(o.b, v) }
+func (o *objWriter) nullStr(name, v string)      { o.key(name); o.b = appendNullString(o.b, v) }
 func (o *objWriter) boolean(name string, v bool) { o.key(name); o.b = appendBool(o.b, v) }
-func (o *objWriter) raw(name string, v []byte) { o.key(name); o.b = append(o.b, v...) }
-func (o *objWriter) end() []byte              { return append(o.b, '}') }
+func (o *objWriter) raw(name string, v []byte)   { o.key(name); o.b = append(o.b, v...) }
+func (o *objWriter) end() []byte                 { return append(o.b, '}') }

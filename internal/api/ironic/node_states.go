@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-		"github.com/ferrometal/ferro/internal/states"
+	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
 )
 

@@ -1,0 +1,380 @@
+package conductor
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/fake"
+	"github.com/ferrometal/ferro/internal/driver/network"
+	"github.com/ferrometal/ferro/internal/states"
+	"github.com/ferrometal/ferro/internal/store"
+	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
+)
+
+// waitingInspect is an inspect interface that waits for the test to say
+// the inspection ended.
+type waitingInspect struct {
+	mu       sync.Mutex
+	status   driver.InspectStatus
+	startErr error
+	aborts   int
+	finishes int
+}
+
+func (w *waitingInspect) Validate(context.Context, *driver.Task) error { return nil }
+func (w *waitingInspect) InspectHardware(context.Context, *driver.Task) (string, error) {
+	if w.startErr != nil {
+		return "", w.startErr
+	}
+	return states.InspectWait, nil
+}
+func (w *waitingInspect) Abort(context.Context, *driver.Task) error {
+	w.mu.Lock()
+	w.aborts++
+	w.mu.Unlock()
+	return nil
+}
+func (w *waitingInspect) Status(context.Context, *driver.Task) (driver.InspectStatus, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.status, nil
+}
+func (w *waitingInspect) Finish(context.Context, *driver.Task, driver.InspectStatus) error {
+	w.mu.Lock()
+	w.finishes++
+	w.mu.Unlock()
+	return nil
+}
+func (w *waitingInspect) set(st driver.InspectStatus) {
+	w.mu.Lock()
+	w.status = st
+	w.mu.Unlock()
+}
+
+// blockingPower holds SetPowerState until release is closed.
+type blockingPower struct {
+	fake.Power
+	release chan struct{}
+}
+
+func (b blockingPower) SetPowerState(ctx context.Context, t *driver.Task, s string, d time.Duration) error {
+	<-b.release
+	return b.Power.SetPowerState(ctx, t, s, d)
+}
+
+type rig struct {
+	c     *Conductor
+	store store.Store
+	cfg   *config.Config
+	now   time.Time
+	mu    sync.Mutex
+	wait  *waitingInspect
+	block blockingPower
+}
+
+func (r *rig) clock() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.now
+}
+
+func (r *rig) advance(d time.Duration) {
+	r.mu.Lock()
+	r.now = r.now.Add(d)
+	r.mu.Unlock()
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cfg := config.Defaults()
+	cfg.Default.Host = "c1"
+	cfg.Conductor.WorkersPoolSize = 4
+	cfg.Conductor.HeartbeatInterval = 0
+	cfg.Inspector.StatusCheckPeriod = 0
+	cfg.Conductor.CheckProvisionStateInterval = 0
+	enabled := map[string][]string{}
+	for _, k := range driver.Kinds {
+		enabled[k] = append(cfg.Default.Enabled(k), "waiting", "blocking")
+	}
+	reg := driver.NewRegistry([]string{"fake-hardware"}, enabled, nil)
+	fake.Register(reg)
+	reg.RegisterNetwork("noop", network.Noop{})
+	r := &rig{store: db, cfg: cfg, now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), wait: &waitingInspect{},
+		block: blockingPower{release: make(chan struct{})}}
+	reg.RegisterInspect("waiting", r.wait)
+	reg.RegisterPower("blocking", r.block)
+	r.c = New(Options{Store: db, Registry: reg, Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock})
+	if err := r.c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := r.c.Stop(ctx); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	return r
+}
+
+func (r *rig) node(t *testing.T, state string, ifs map[string]string) *baremetal.Node {
+	t.Helper()
+	names := map[string]string{}
+	for _, k := range driver.Kinds {
+		names[k] = "fake"
+	}
+	names["network"] = "noop"
+	for k, v := range ifs {
+		names[k] = v
+	}
+	n := &baremetal.Node{UUID: uuid.NewString(), Driver: "fake-hardware", ProvisionState: state, Interfaces: names,
+		DriverInfo: baremetal.JSON{}, DriverInternalInfo: baremetal.JSON{}, Properties: baremetal.JSON{}}
+	if err := r.store.CreateNode(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// waitState polls until the node reaches want with no lock held.
+func (r *rig) waitState(t *testing.T, id, want string) *baremetal.Node {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := r.store.GetNode(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.ProvisionState == want && n.Reservation == "" {
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s in state %q (reservation %q, last_error %q), want %q", id, n.ProvisionState, n.Reservation, n.LastError, want)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func TestProvision_ManageInspectProvideWithFakeHardware(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	n := r.node(t, states.Enroll, nil)
+	if err := r.c.DoProvisionAction(ctx, n.UUID, VerbManage); err != nil {
+		t.Fatal(err)
+	}
+	got := r.waitState(t, n.UUID, states.Manageable)
+	if got.PowerState != baremetal.PowerOff {
+		t.Errorf("power state after verify = %q", got.PowerState)
+	}
+	if err := r.c.DoProvisionAction(ctx, n.UUID, VerbInspect); err != nil {
+		t.Fatal(err)
+	}
+	got = r.waitState(t, n.UUID, states.Manageable)
+	if got.InspectionStartedAt == nil || got.InspectionFinishedAt == nil {
+		t.Errorf("inspection timestamps not set: %+v %+v", got.InspectionStartedAt, got.InspectionFinishedAt)
+	}
+	if err := r.c.DoProvisionAction(ctx, n.UUID, VerbProvide); err != nil {
+		t.Fatal(err)
+	}
+	r.waitState(t, n.UUID, states.Available)
+	if err := r.c.DoProvisionAction(ctx, n.UUID, VerbManage); err != nil {
+		t.Fatal(err)
+	}
+	r.waitState(t, n.UUID, states.Manageable)
+}
+
+func TestProvision_VerbNotAllowedInStateChangesNothing(t *testing.T) {
+	r := newRig(t)
+	n := r.node(t, states.Enroll, nil)
+	err := r.c.DoProvisionAction(context.Background(), n.UUID, VerbInspect)
+	if !errors.Is(err, ErrInvalidState) {
+		t.Fatalf("inspect from enroll: err = %v, want ErrInvalidState", err)
+	}
+	got := r.waitState(t, n.UUID, states.Enroll)
+	if got.LastError != "" {
+		t.Errorf("last_error = %q", got.LastError)
+	}
+}
+
+func TestLock_ParallelRequestsOneWins(t *testing.T) {
+	r := newRig(t)
+	n := r.node(t, states.Manageable, map[string]string{"power": "blocking"})
+	const parallel = 50
+	var wg sync.WaitGroup
+	errs := make([]error, parallel)
+	start := make(chan struct{})
+	for i := range parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs[i] = r.c.ChangePowerState(context.Background(), n.UUID, baremetal.PowerOn, 0)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(r.block.release)
+	var ok, locked int
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, ErrNodeLocked):
+			locked++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if ok != 1 || locked != parallel-1 {
+		t.Fatalf("ok=%d locked=%d, want 1 and %d", ok, locked, parallel-1)
+	}
+	got := r.waitState(t, n.UUID, states.Manageable)
+	deadline := time.Now().Add(5 * time.Second)
+	for got.PowerState != baremetal.PowerOn || got.TargetPowerState != "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("power = %q target = %q", got.PowerState, got.TargetPowerState)
+		}
+		time.Sleep(2 * time.Millisecond)
+		got = r.waitState(t, n.UUID, states.Manageable)
+	}
+}
+
+func TestInspect_WaitThenFinishedByNotification(t *testing.T) {
+	r := newRig(t)
+	n := r.node(t, states.Manageable, map[string]string{"inspect": "waiting"})
+	if err := r.c.DoProvisionAction(context.Background(), n.UUID, VerbInspect); err != nil {
+		t.Fatal(err)
+	}
+	r.waitState(t, n.UUID, states.InspectWait)
+	r.c.NotifyInspectionFinished(n.UUID) // not finished yet: no change
+	r.wait.set(driver.InspectStatus{Finished: true})
+	r.c.NotifyInspectionFinished(n.UUID)
+	got := r.waitState(t, n.UUID, states.Manageable)
+	if got.InspectionFinishedAt == nil {
+		t.Error("inspection_finished_at not set")
+	}
+}
+
+func TestInspect_InspectorErrorFailsNode(t *testing.T) {
+	r := newRig(t)
+	n := r.node(t, states.Manageable, map[string]string{"inspect": "waiting"})
+	if err := r.c.DoProvisionAction(context.Background(), n.UUID, VerbInspect); err != nil {
+		t.Fatal(err)
+	}
+	r.waitState(t, n.UUID, states.InspectWait)
+	r.wait.set(driver.InspectStatus{Finished: true, Error: "boom"})
+	r.c.CheckInspections(context.Background())
+	got := r.waitState(t, n.UUID, states.InspectFailed)
+	if got.LastError != "ironic-inspector inspection failed: boom" {
+		t.Errorf("last_error = %q", got.LastError)
+	}
+	hist, err := r.store.ListHistory(context.Background(), n.UUID)
+	if err != nil || len(hist) == 0 || hist[len(hist)-1].Severity != baremetal.SeverityError {
+		t.Errorf("history = %v, %v", hist, err)
+	}
+}
+
+func TestInspect_StartFailureNamesPhase(t *testing.T) {
+	r := newRig(t)
+	r.wait.startErr = &PhaseError{Phase: "adding the inspection network", Err: errors.New("neutron down")}
+	n := r.node(t, states.Manageable, map[string]string{"inspect": "waiting"})
+	if err := r.c.DoProvisionAction(context.Background(), n.UUID, VerbInspect); err != nil {
+		t.Fatal(err)
+	}
+	got := r.waitState(t, n.UUID, states.InspectFailed)
+	if want := "inspection failed while adding the inspection network: neutron down"; got.LastError != want {
+		t.Errorf("last_error = %q, want %q", got.LastError, want)
+	}
+}
+
+func TestInspect_TimeoutAbortsAndFails(t *testing.T) {
+	r := newRig(t)
+	n := r.node(t, states.Manageable, map[string]string{"inspect": "waiting"})
+	if err := r.c.DoProvisionAction(context.Background(), n.UUID, VerbInspect); err != nil {
+		t.Fatal(err)
+	}
+	r.waitState(t, n.UUID, states.InspectWait)
+	r.c.CheckInspectTimeouts(context.Background())
+	r.waitState(t, n.UUID, states.InspectWait) // not yet
+	r.advance(time.Duration(r.cfg.Conductor.InspectWaitTimeout+1) * time.Second)
+	r.c.CheckInspectTimeouts(context.Background())
+	got := r.waitState(t, n.UUID, states.InspectFailed)
+	if got.LastError != "timeout reached while inspecting the node" || r.wait.aborts != 1 {
+		t.Errorf("last_error = %q, aborts = %d", got.LastError, r.wait.aborts)
+	}
+}
+
+func TestInspect_AbortTearsDown(t *testing.T) {
+	r := newRig(t)
+	n := r.node(t, states.Manageable, map[string]string{"inspect": "waiting"})
+	if err := r.c.DoProvisionAction(context.Background(), n.UUID, VerbInspect); err != nil {
+		t.Fatal(err)
+	}
+	r.waitState(t, n.UUID, states.InspectWait)
+	if err := r.c.DoProvisionAction(context.Background(), n.UUID, VerbAbort); err != nil {
+		t.Fatal(err)
+	}
+	got := r.waitState(t, n.UUID, states.InspectFailed)
+	if got.LastError != "Inspection was aborted by request." || r.wait.aborts != 1 {
+		t.Errorf("last_error = %q, aborts = %d", got.LastError, r.wait.aborts)
+	}
+}
+
+func TestStart_RecoversTransientNodesAndStaleLocks(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	inspecting := r.node(t, states.Inspecting, nil)
+	verifying := r.node(t, states.Verifying, nil)
+	waiting := r.node(t, states.InspectWait, nil)
+	for _, n := range []*baremetal.Node{inspecting, verifying, waiting} {
+		if _, err := r.store.ReserveNode(ctx, n.UUID, "c1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c2 := New(Options{Store: r.store, Registry: r.c.reg, Config: r.cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock})
+	if err := c2.recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.waitState(t, inspecting.UUID, states.InspectFailed); got.LastError == "" {
+		t.Error("inspecting node has no last_error")
+	}
+	if got := r.waitState(t, verifying.UUID, states.Enroll); got.LastError == "" {
+		t.Error("verifying node has no last_error")
+	}
+	r.waitState(t, waiting.UUID, states.InspectWait)
+}
+
+func TestRing_SpreadsNodesAndIsStable(t *testing.T) {
+	a, b := newRing("a"), newRing("b")
+	a.set([]string{"a", "b", "c"})
+	b.set([]string{"a", "b", "c"})
+	counts := map[string]int{}
+	for range 3000 {
+		id := uuid.NewString()
+		if a.owner(id) != b.owner(id) {
+			t.Fatal("rings disagree")
+		}
+		counts[a.owner(id)]++
+	}
+	for h, n := range counts {
+		if n < 800 {
+			t.Errorf("host %s owns only %d of 3000 nodes", h, n)
+		}
+	}
+}

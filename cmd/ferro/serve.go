@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/api/ironic"
+	"github.com/ferrometal/ferro/internal/conductor"
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/fake"
+	"github.com/ferrometal/ferro/internal/driver/network"
+	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
+)
+
+// Roles a ferro process can run.
+const (
+	roleAPI       = "api"
+	roleConductor = "conductor"
+	roleInspector = "inspector"
+)
+
+var allRoles = []string{roleAPI, roleConductor, roleInspector}
+
+func loadConfig(path string) (*config.Config, []string, error) {
+	return config.Load(path, os.Environ())
+}
+
+func parseRoles(s string) ([]string, error) {
+	var roles []string
+	for _, r := range strings.Split(s, ",") {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		if !slices.Contains(allRoles, r) {
+			return nil, fmt.Errorf("unknown role %q (roles: %s)", r, strings.Join(allRoles, ", "))
+		}
+		if !slices.Contains(roles, r) {
+			roles = append(roles, r)
+		}
+	}
+	if len(roles) == 0 {
+		return nil, errors.New("--role needs at least one role")
+	}
+	return roles, nil
+}
+
+func newLogger(w io.Writer, format string, debug bool) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if debug {
+		opts.Level = slog.LevelDebug
+	}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("unknown --log-format %q (text or json)", format)
+}
+
+func serve(ctx context.Context, args []string, _, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "INI configuration file (Ironic's section and option names)")
+	dataDir := fs.String("data-dir", "ferro-data", "directory for the embedded SQLite database and other state")
+	rolesFlag := fs.String("role", strings.Join(allRoles, ","), "comma-separated roles to run: api, conductor, inspector")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "ferro:", err)
+		return 1
+	}
+	roles, err := parseRoles(*rolesFlag)
+	if err != nil {
+		return fail(err)
+	}
+	cfg, unknown, err := loadConfig(*cfgPath)
+	if err != nil {
+		return fail(err)
+	}
+	log, err := newLogger(stderr, *logFormat, cfg.Default.Debug)
+	if err != nil {
+		return fail(err)
+	}
+	for _, u := range unknown {
+		log.Warn("unknown configuration option ignored", "option", u)
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := runServer(ctx, cfg, roles, *dataDir, log); err != nil {
+		log.Error("ferro stopped with an error", "error", err)
+		return 1
+	}
+	return 0
+}
+
+// runServer wires and runs the roles until ctx is cancelled, then shuts down
+// in order: stop accepting requests, let the conductor finish or release its
+// tasks, close the database.
+func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir string, log *slog.Logger) error {
+	has := func(r string) bool { return slices.Contains(roles, r) }
+	if cfg.Database.Connection == "" {
+		abs, err := filepath.Abs(dataDir)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(abs, 0o750); err != nil {
+			return fmt.Errorf("create data directory: %w", err)
+		}
+		cfg.Database.Connection = "sqlite://" + filepath.Join(abs, "ferro.db")
+	}
+	db, err := sqlstore.Open(ctx, cfg.Database.Connection, sqlstore.WithLogger(log))
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer db.Close()
+
+	reg := newRegistry(cfg)
+	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log})
+	if has(roleConductor) {
+		if err := cond.Start(ctx); err != nil {
+			return err
+		}
+	}
+
+	var servers []*http.Server
+	if has(roleAPI) {
+		mux := http.NewServeMux()
+		mux.Handle("/", ironic.New(ironic.Options{Store: db, Conductor: cond, Config: cfg, Log: log, Version: buildVersion()}))
+		addr := net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port))
+		srv, err := listen(addr, mux, log, "api")
+		if err != nil {
+			return err
+		}
+		servers = append(servers, srv)
+	}
+	log.Info("ferro started", "roles", strings.Join(roles, ","), "version", buildVersion())
+
+	<-ctx.Done()
+	log.Info("shutting down")
+	grace := time.Duration(cfg.Conductor.GracefulShutdownTimeout) * time.Second
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	var errs []error
+	for _, s := range servers {
+		if err := s.Shutdown(sctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop http server %s: %w", s.Addr, err))
+		}
+	}
+	if has(roleConductor) {
+		if err := cond.Stop(sctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// listen binds addr now (so a busy port fails start-up) and serves in the background.
+func listen(addr string, h http.Handler, log *slog.Logger, name string) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen for %s on %s: %w", name, addr, err)
+	}
+	srv := &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server failed", "server", name, "error", err)
+		}
+	}()
+	log.Info("listening", "server", name, "address", ln.Addr().String())
+	return srv, nil
+}
+
+// newRegistry builds the driver registry from [DEFAULT]enabled_* and
+// default_* and registers the implementations built into this binary.
+func newRegistry(cfg *config.Config) *driver.Registry {
+	enabled := map[string][]string{}
+	defaults := map[string]string{}
+	for _, kind := range driver.Kinds {
+		enabled[kind] = cfg.Default.Enabled(kind)
+		defaults[kind] = cfg.Default.DefaultFor(kind)
+	}
+	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
+	fake.Register(reg)
+	reg.RegisterNetwork("noop", network.Noop{})
+	return reg
+}

@@ -292,7 +292,7 @@ func TestInspect_InspectorErrorFailsNode(t *testing.T) {
 
 func TestInspect_StartFailureNamesPhase(t *testing.T) {
 	r := newRig(t)
-	r.wait.startErr = &PhaseError{Phase: "adding the inspection network", Err: errors.New("neutron down")}
+	r.wait.startErr = &driver.PhaseError{Phase: "adding the inspection network", Err: errors.New("neutron down")}
 	n := r.node(t, states.Manageable, map[string]string{"inspect": "waiting"})
 	if err := r.c.DoProvisionAction(context.Background(), n.UUID, VerbInspect); err != nil {
 		t.Fatal(err)

@@ -167,7 +167,7 @@ func (c *Conductor) finishInspection(ctx context.Context, t *driver.Task, st dri
 		c.failNode(ctx, t, "inspect", msg)
 	case err != nil:
 		msg := err.Error()
-		var pe *PhaseError
+		var pe *driver.PhaseError
 		if !errors.As(err, &pe) {
 			msg = fmt.Sprintf("Inspection clean up failed: %v", err)
 		}

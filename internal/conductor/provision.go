@@ -150,7 +150,7 @@ func (c *Conductor) runInspect(ctx context.Context, t *driver.Task) {
 	next, err := t.Driver.Inspect.InspectHardware(ctx, t)
 	if err != nil {
 		msg := fmt.Sprintf("Failed to inspect hardware. Reason: %v", err)
-		var pe *PhaseError
+		var pe *driver.PhaseError
 		if errors.As(err, &pe) {
 			msg = pe.Error()
 		}
@@ -189,16 +189,3 @@ func (c *Conductor) abort(ctx context.Context, t *driver.Task) error {
 	}
 	return c.transition(context.WithoutCancel(ctx), t, states.EventAbort, "Inspection was aborted by request.")
 }
-
-// PhaseError is an inspection failure that names its phase; its message
-// becomes last_error as is.
-type PhaseError struct {
-	Phase string
-	Err   error
-}
-
-func (e *PhaseError) Error() string {
-	return fmt.Sprintf("inspection failed while %s: %v", e.Phase, e.Err)
-}
-
-func (e *PhaseError) Unwrap() error { return e.Err }

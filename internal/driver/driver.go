@@ -7,6 +7,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -150,3 +151,16 @@ type Interfaces struct {
 	// Others holds the validate-only kinds by kind name.
 	Others map[string]Validator
 }
+
+// PhaseError is an inspection failure that names the phase it failed in;
+// its message becomes the node's last_error as is.
+type PhaseError struct {
+	Phase string
+	Err   error
+}
+
+func (e *PhaseError) Error() string {
+	return fmt.Sprintf("inspection failed while %s: %v", e.Phase, e.Err)
+}
+
+func (e *PhaseError) Unwrap() error { return e.Err }

@@ -1,0 +1,441 @@
+package ironic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/conductor"
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/states"
+	"github.com/ferrometal/ferro/internal/store"
+	"github.com/ferrometal/ferro/internal/store/sql"
+)
+
+// fakeConductor is a hand-written Conductor: locks are the store's
+// reservations, provision actions run their whole transition at once, and
+// every call is recorded.
+type fakeConductor struct {
+	store store.Store
+	reg   *driver.Registry
+	host  string
+
+	mu    sync.Mutex
+	calls []string
+	// err, when set, is returned by the next action (then cleared).
+	err error
+	// bootDevice per node UUID.
+	bootDevice map[string]string
+	persistent map[string]bool
+	validate   map[string]conductor.ValidationResult
+}
+
+func newFakeConductor(s store.Store, reg *driver.Registry) *fakeConductor {
+	yes := true
+	return &fakeConductor{
+		store: s, reg: reg, host: "fake-conductor",
+		bootDevice: map[string]string{}, persistent: map[string]bool{},
+		validate: map[string]conductor.ValidationResult{
+			"power": {Result: &yes}, "management": {Result: &yes}, "boot": {Result: &yes},
+			"deploy": {Result: &yes}, "inspect": {Result: &yes}, "network": {Result: &yes},
+			"console": {Result: nil, Reason: "not supported"},
+		},
+	}
+}
+
+func (f *fakeConductor) record(format string, args ...any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, fmt.Sprintf(format, args...))
+	err := f.err
+	f.err = nil
+	return err
+}
+
+func (f *fakeConductor) failNext(err error) {
+	f.mu.Lock()
+	f.err = err
+	f.mu.Unlock()
+}
+
+func (f *fakeConductor) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+func (f *fakeConductor) Registry() *driver.Registry { return f.reg }
+
+func (f *fakeConductor) WithNodeLock(ctx context.Context, ident string, fn func(ctx context.Context, tx store.Store, n *baremetal.Node) error) error {
+	n, err := f.store.ReserveNode(ctx, ident, f.host)
+	if err != nil {
+		return err
+	}
+	defer f.store.ReleaseNode(context.Background(), n.UUID, f.host)
+	return f.store.InTx(ctx, func(tx store.Store) error {
+		n, err := tx.GetNode(ctx, n.UUID)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, tx, n)
+	})
+}
+
+// DoProvisionAction runs the verb's transitions to the next stable state.
+func (f *fakeConductor) DoProvisionAction(ctx context.Context, ident, target string) error {
+	if err := f.record("provision %s %s", ident, target); err != nil {
+		return err
+	}
+	return f.WithNodeLock(ctx, ident, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
+		next, err := states.Next(n.ProvisionState, target)
+		if err != nil {
+			return fmt.Errorf("%w: %v", conductor.ErrInvalidState, err)
+		}
+		for _, ev := range []string{states.EventDone} {
+			if states.IsTransient(next) {
+				if nn, err := states.Next(next, ev); err == nil {
+					next = nn
+				}
+			}
+		}
+		n.ProvisionState = next
+		n.TargetProvisionState = ""
+		now := time.Now()
+		n.ProvisionUpdatedAt = &now
+		return tx.UpdateNode(ctx, n)
+	})
+}
+
+func (f *fakeConductor) ChangePowerState(ctx context.Context, ident, target string, timeout time.Duration) error {
+	if err := f.record("power %s %s %s", ident, target, timeout); err != nil {
+		return err
+	}
+	return f.WithNodeLock(ctx, ident, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
+		n.PowerState = target
+		if target == baremetal.PowerReboot {
+			n.PowerState = baremetal.PowerOn
+		}
+		return tx.UpdateNode(ctx, n)
+	})
+}
+
+func (f *fakeConductor) SetBootDevice(ctx context.Context, ident, device string, persistent bool) error {
+	if err := f.record("set boot device %s %s %v", ident, device, persistent); err != nil {
+		return err
+	}
+	if !slices.Contains([]string{"pxe", "disk", "cdrom", "bios", "safe"}, device) {
+		return fmt.Errorf("%w: invalid boot device %s", driver.ErrInvalidParameter, device)
+	}
+	f.mu.Lock()
+	f.bootDevice[ident], f.persistent[ident] = device, persistent
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *fakeConductor) GetBootDevice(ctx context.Context, ident string) (string, bool, error) {
+	if err := f.record("get boot device %s", ident); err != nil {
+		return "", false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.bootDevice[ident], f.persistent[ident], nil
+}
+
+func (f *fakeConductor) SupportedBootDevices(ctx context.Context, ident string) ([]string, error) {
+	if err := f.record("supported boot devices %s", ident); err != nil {
+		return nil, err
+	}
+	return []string{"pxe", "disk"}, nil
+}
+
+func (f *fakeConductor) ValidateNode(ctx context.Context, ident string) (map[string]conductor.ValidationResult, error) {
+	if err := f.record("validate %s", ident); err != nil {
+		return nil, err
+	}
+	return f.validate, nil
+}
+
+// Allocate picks the first available, unassociated node of the class
+// having the traits.
+func (f *fakeConductor) Allocate(ctx context.Context, allocationUUID string) error {
+	if err := f.record("allocate %s", allocationUUID); err != nil {
+		return err
+	}
+	a, err := f.store.GetAllocation(ctx, allocationUUID)
+	if err != nil {
+		return err
+	}
+	no := false
+	nodes, err := f.store.ListNodes(ctx, store.NodeFilter{
+		ProvisionState: []string{states.Available}, ResourceClass: a.ResourceClass, Associated: &no, Maintenance: &no,
+	})
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if len(a.CandidateNodes) > 0 && !slices.Contains(a.CandidateNodes, n.UUID) {
+			continue
+		}
+		ok := true
+		for _, t := range a.Traits {
+			ok = ok && slices.Contains(n.Traits, t)
+		}
+		if !ok {
+			continue
+		}
+		return f.WithNodeLock(ctx, n.UUID, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
+			n.InstanceUUID, n.AllocationUUID = a.UUID, a.UUID
+			if err := tx.UpdateNode(ctx, n); err != nil {
+				return err
+			}
+			a.NodeUUID, a.State = n.UUID, baremetal.AllocationActive
+			return tx.UpdateAllocation(ctx, a)
+		})
+	}
+	a.State, a.LastError = baremetal.AllocationError, "No available nodes match the resource class "+a.ResourceClass
+	return f.store.UpdateAllocation(ctx, a)
+}
+
+// env is one API under test: the handler, its store and fake conductor.
+type env struct {
+	t     *testing.T
+	h     http.Handler
+	store store.Store
+	cond  *fakeConductor
+	cfg   *config.Config
+	logs  *bytes.Buffer
+}
+
+// newEnv starts the API over a fresh SQLite store in t.TempDir().
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.Default.Host = "test-host"
+	cfg.Default.DefaultResourceClass = "baremetal"
+	cfg.API.PublicEndpoint = "http://ferro.test:6385"
+	db, err := sql.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	enabled := map[string][]string{}
+	defaults := map[string]string{}
+	for _, kind := range driver.Kinds {
+		enabled[kind] = cfg.Default.Enabled(kind)
+		defaults[kind] = cfg.Default.DefaultFor(kind)
+	}
+	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
+	fc := newFakeConductor(db, reg)
+	logs := &bytes.Buffer{}
+	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil))
+	h := New(Options{Store: db, Conductor: fc, Config: cfg, Log: log, Version: "test"})
+	return &env{t: t, h: h, store: db, cond: fc, cfg: cfg, logs: logs}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// resp is a recorded response.
+type resp struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+func (r resp) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(r.body))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("decode %q: %v", r.body, err)
+	}
+	return m
+}
+
+// fault decodes Ironic's error body: the error_message string holds JSON.
+func (r resp) fault(t *testing.T) map[string]any {
+	t.Helper()
+	var outer map[string]string
+	if err := json.Unmarshal(r.body, &outer); err != nil {
+		t.Fatalf("error body %q is not {\"error_message\": string}: %v", r.body, err)
+	}
+	var inner map[string]any
+	if err := json.Unmarshal([]byte(outer["error_message"]), &inner); err != nil {
+		t.Fatalf("error_message %q is not JSON: %v", outer["error_message"], err)
+	}
+	return inner
+}
+
+// do sends a request with a microversion ("" for none).
+func (e *env) do(method, path, version string, body any) resp {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if version != "" {
+		req.Header.Set("X-OpenStack-Ironic-API-Version", version)
+	}
+	rec := httptest.NewRecorder()
+	e.h.ServeHTTP(rec, req)
+	return resp{code: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+}
+
+// must sends a request and fails unless the status is want.
+func (e *env) must(want int, method, path, version string, body any) resp {
+	e.t.Helper()
+	r := e.do(method, path, version, body)
+	if r.code != want {
+		e.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, r.code, want, r.body)
+	}
+	return r
+}
+
+const latest = "1.82"
+
+// createNode creates a node through the API and returns its view.
+func (e *env) createNode(body map[string]any) map[string]any {
+	e.t.Helper()
+	if _, ok := body["driver"]; !ok {
+		body["driver"] = "fake-hardware"
+	}
+	return e.must(http.StatusCreated, "POST", "/v1/nodes", latest, body).json(e.t)
+}
+
+// setState forces a node's provision state in the store.
+func (e *env) setState(ident, state string) {
+	e.t.Helper()
+	ctx := e.t.Context()
+	n, err := e.store.GetNode(ctx, ident)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	n.ProvisionState = state
+	if err := e.store.UpdateNode(ctx, n); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// updateNode changes a node in the store.
+func (e *env) updateNode(ident string, fn func(n *baremetal.Node)) {
+	e.t.Helper()
+	ctx := e.t.Context()
+	n, err := e.store.GetNode(ctx, ident)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	fn(n)
+	if err := e.store.UpdateNode(ctx, n); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// snapshot renders everything the API can change, to prove a failed
+// request changed nothing.
+func (e *env) snapshot() string {
+	e.t.Helper()
+	ctx := e.t.Context()
+	nodes, err := e.store.ListNodes(ctx, store.NodeFilter{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ports, err := e.store.ListPorts(ctx, store.PortFilter{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	pgs, err := e.store.ListPortgroups(ctx, store.PortgroupFilter{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	allocs, err := e.store.ListAllocations(ctx, store.AllocationFilter{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	reservations := []string{}
+	for _, n := range nodes {
+		reservations = append(reservations, n.UUID+"="+n.Reservation)
+	}
+	raw, err := json.MarshalIndent(map[string]any{
+		"nodes": nodes, "ports": ports, "portgroups": pgs, "allocations": allocs, "reservations": reservations,
+	}, "", " ")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(raw)
+}
+
+// lockNode takes a node's reservation as another conductor.
+func (e *env) lockNode(ident string) {
+	e.t.Helper()
+	if _, err := e.store.ReserveNode(e.t.Context(), ident, "other-conductor"); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) unlockNode(ident string) {
+	e.t.Helper()
+	n, err := e.store.GetNode(e.t.Context(), ident)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.store.ReleaseNode(e.t.Context(), n.UUID, "other-conductor"); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// str reads a string member of a decoded view.
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+var errBoom = errors.New("boom")
+
+// doHeaders sends a bodiless request with the given headers.
+func (e *env) doHeaders(method, path string, headers map[string]string) resp {
+	e.t.Helper()
+	req := httptest.NewRequest(method, path, nil)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	e.h.ServeHTTP(rec, req)
+	return resp{code: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+}

@@ -1,0 +1,376 @@
+// Package inspect holds the "inspector" inspect interface: in-band
+// inspection through an ironic-inspector-compatible service, with the boot
+// and network management of the spec "boot and network management for
+// in-band inspection" (managed path) and the old unmanaged path as fallback.
+package inspect
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/states"
+)
+
+// Keys in driver_info and driver_internal_info.
+const (
+	// ManageBootKey records whether ferro manages boot for the running inspection.
+	ManageBootKey = "inspector_manage_boot"
+	// ExtraKernelParamsKey is the per-node kernel parameters of the spec.
+	ExtraKernelParamsKey = "inspector_extra_kernel_params"
+	// TokenParam is the kernel parameter carrying the per-inspection callback token.
+	TokenParam = "ferro-inspection-token"
+	// CallbackParam is the agent's callback URL parameter.
+	CallbackParam = "ipa-inspection-callback-url"
+)
+
+// Client is what the interface needs from an ironic-inspector-compatible API.
+type Client interface {
+	// Start starts introspection. token, when not empty, is the callback
+	// token the agent will present (a ferro extension a real
+	// ironic-inspector ignores).
+	Start(ctx context.Context, nodeUUID string, manageBoot bool, token string) error
+	Status(ctx context.Context, nodeUUID string) (driver.InspectStatus, error)
+	Abort(ctx context.Context, nodeUUID string) error
+	// Data returns the processed introspection data.
+	Data(ctx context.Context, nodeUUID string) (map[string]any, error)
+}
+
+// InventoryStore stores what inspection found, for GET /v1/nodes/{node}/inventory.
+type InventoryStore interface {
+	SaveInventory(ctx context.Context, inv *baremetal.Inventory) error
+}
+
+// Inspector is the "inspector" inspect interface.
+type Inspector struct {
+	cfg    *config.Config
+	client Client
+	store  InventoryStore
+	log    *slog.Logger
+}
+
+// New returns the interface. store may be nil when [inventory]data_backend is none.
+func New(cfg *config.Config, client Client, store InventoryStore, log *slog.Logger) *Inspector {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Inspector{cfg: cfg, client: client, store: store, log: log}
+}
+
+// Validate checks the kernel parameters and, with
+// [inspector]require_managed_boot, that boot and network support managed
+// inspection. It runs synchronously in the API request.
+func (i *Inspector) Validate(ctx context.Context, t *driver.Task) error {
+	if _, err := i.extraParams(t.Node); err != nil {
+		return err
+	}
+	if i.cfg.Inspector.RequireManagedBoot {
+		managed, err := managesBoot(ctx, t)
+		if err != nil {
+			return err
+		}
+		if !managed {
+			return fmt.Errorf("%w: [inspector]require_managed_boot is set, but node %s cannot be inspected with managed boot: %v",
+				driver.ErrInvalidParameter, t.Node.UUID, unmanagedReason(ctx, t))
+		}
+		if _, err := i.callbackURL(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// managesBoot reports whether ferro can manage boot and network for the
+// inspection: boot is validated first, then network. ErrUnsupported from
+// either means fall back; any other error fails the inspection.
+func managesBoot(ctx context.Context, t *driver.Task) (bool, error) {
+	if err := t.Driver.Boot.ValidateInspection(ctx, t); err != nil {
+		if errors.Is(err, driver.ErrUnsupported) {
+			return false, nil
+		}
+		return false, fmt.Errorf("validate boot interface for inspection: %w", err)
+	}
+	if err := t.Driver.Network.ValidateInspection(ctx, t); err != nil {
+		if errors.Is(err, driver.ErrUnsupported) {
+			return false, nil
+		}
+		return false, fmt.Errorf("validate network interface for inspection: %w", err)
+	}
+	return true, nil
+}
+
+// unmanagedReason says why managesBoot fell back, for the operator.
+func unmanagedReason(ctx context.Context, t *driver.Task) error {
+	if err := t.Driver.Boot.ValidateInspection(ctx, t); err != nil {
+		return err
+	}
+	return t.Driver.Network.ValidateInspection(ctx, t)
+}
+
+// InspectHardware decides managed or unmanaged and starts the inspection.
+func (i *Inspector) InspectHardware(ctx context.Context, t *driver.Task) (string, error) {
+	managed, err := managesBoot(ctx, t)
+	if err != nil {
+		return "", &driver.PhaseError{Phase: "validating boot and network", Err: err}
+	}
+	if !managed && i.cfg.Inspector.RequireManagedBoot {
+		return "", &driver.PhaseError{Phase: "validating boot and network",
+			Err: fmt.Errorf("managed boot is required but not possible: %w", unmanagedReason(ctx, t))}
+	}
+	t.Node.DriverInternalInfo[ManageBootKey] = managed
+	if err := t.SaveNode(ctx); err != nil {
+		return "", err
+	}
+	if !managed {
+		t.Log.Info("inspection falls back to the inspector managing boot", "reason", unmanagedReason(ctx, t))
+		if err := i.client.Start(ctx, t.Node.UUID, true, ""); err != nil {
+			return "", &driver.PhaseError{Phase: "starting the introspection", Err: err}
+		}
+		return states.InspectWait, nil
+	}
+	if err := i.startManaged(ctx, t); err != nil {
+		return "", err
+	}
+	return states.InspectWait, nil
+}
+
+// startManaged runs the managed start: power off, inspection network,
+// ramdisk, introspection with manage_boot=false, power on. Any failure tears
+// down everything and names the phase.
+func (i *Inspector) startManaged(ctx context.Context, t *driver.Task) error {
+	callback, err := i.callbackURL()
+	if err != nil {
+		return &driver.PhaseError{Phase: "building the callback URL", Err: err}
+	}
+	params, err := i.extraParams(t.Node)
+	if err != nil {
+		return &driver.PhaseError{Phase: "parsing kernel parameters", Err: err}
+	}
+	token, err := newToken()
+	if err != nil {
+		return &driver.PhaseError{Phase: "generating the callback token", Err: err}
+	}
+	params = append(params,
+		driver.RamdiskParam{Key: TokenParam, Value: token},
+		driver.RamdiskParam{Key: CallbackParam, Value: callback})
+
+	timeout := time.Duration(i.cfg.Conductor.PowerStateChangeTimeout) * time.Second
+	started := false
+	steps := []struct {
+		phase string
+		run   func() error
+	}{
+		{"powering off the node", func() error { return i.setPower(ctx, t, baremetal.PowerOff, timeout) }},
+		{"adding the inspection network", func() error { return t.Driver.Network.AddInspectionNetwork(ctx, t) }},
+		{"preparing the ramdisk", func() error { return t.Driver.Boot.PrepareRamdisk(ctx, t, params) }},
+		{"starting the introspection", func() error {
+			if err := i.client.Start(ctx, t.Node.UUID, false, token); err != nil {
+				return err
+			}
+			started = true
+			return nil
+		}},
+		{"powering on the node", func() error { return i.setPower(ctx, t, baremetal.PowerOn, timeout) }},
+	}
+	for _, s := range steps {
+		if err := s.run(); err != nil {
+			t.Log.Error("managed inspection failed to start", "phase", s.phase, "error", err)
+			// Tear down on a context that survives the request's cancellation.
+			tctx := context.WithoutCancel(ctx)
+			var terrs []error
+			if started {
+				if aerr := i.client.Abort(tctx, t.Node.UUID); aerr != nil {
+					terrs = append(terrs, fmt.Errorf("aborting the introspection: %w", aerr))
+				}
+			}
+			if terr := i.teardown(tctx, t, true); terr != nil {
+				terrs = append(terrs, terr)
+			}
+			if len(terrs) > 0 {
+				err = fmt.Errorf("%w; teardown also failed: %w", err, errors.Join(terrs...))
+			}
+			return &driver.PhaseError{Phase: s.phase, Err: err}
+		}
+	}
+	return nil
+}
+
+// setPower switches power and records the state on the node.
+func (i *Inspector) setPower(ctx context.Context, t *driver.Task, state string, timeout time.Duration) error {
+	if err := t.Driver.Power.SetPowerState(ctx, t, state, timeout); err != nil {
+		return err
+	}
+	if st, err := t.Driver.Power.PowerState(ctx, t); err == nil {
+		t.Node.PowerState = st
+	}
+	return t.SaveNode(ctx)
+}
+
+// teardown undoes the managed path: ramdisk, inspection network, and power
+// off when asked. Every step runs; errors are collected.
+func (i *Inspector) teardown(ctx context.Context, t *driver.Task, powerOff bool) error {
+	var errs []error
+	if err := t.Driver.Boot.CleanUpRamdisk(ctx, t); err != nil {
+		errs = append(errs, fmt.Errorf("cleaning up the ramdisk: %w", err))
+	}
+	if err := t.Driver.Network.RemoveInspectionNetwork(ctx, t); err != nil {
+		errs = append(errs, fmt.Errorf("removing the inspection network: %w", err))
+	}
+	if powerOff {
+		timeout := time.Duration(i.cfg.Conductor.PowerStateChangeTimeout) * time.Second
+		if err := i.setPower(ctx, t, baremetal.PowerOff, timeout); err != nil {
+			errs = append(errs, fmt.Errorf("powering off the node: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// managed reports the recorded choice for the running inspection.
+func managed(n *baremetal.Node) bool {
+	v, _ := n.DriverInternalInfo[ManageBootKey].(bool)
+	return v
+}
+
+// Status asks the inspector how the introspection is going.
+func (i *Inspector) Status(ctx context.Context, t *driver.Task) (driver.InspectStatus, error) {
+	return i.client.Status(ctx, t.Node.UUID)
+}
+
+// Finish tears down the managed path and, on success, stores the inventory.
+func (i *Inspector) Finish(ctx context.Context, t *driver.Task, st driver.InspectStatus) error {
+	var err error
+	if managed(t.Node) {
+		err = i.teardown(ctx, t, i.cfg.Inspector.PowerOff)
+	}
+	delete(t.Node.DriverInternalInfo, ManageBootKey)
+	if serr := t.SaveNode(ctx); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	if err == nil && st.Error == "" {
+		i.storeInventory(ctx, t)
+	}
+	return err
+}
+
+// storeInventory fetches the processed data and stores inventory and plugin
+// data. A failure is logged, not fatal: the node was inspected.
+func (i *Inspector) storeInventory(ctx context.Context, t *driver.Task) {
+	if i.store == nil || i.cfg.Inventory.DataBackend == "none" {
+		return
+	}
+	data, err := i.client.Data(ctx, t.Node.UUID)
+	if err != nil {
+		t.Log.Warn("cannot fetch introspection data; inventory not stored", "error", err)
+		return
+	}
+	inv, _ := data["inventory"].(map[string]any)
+	delete(data, "inventory")
+	if err := i.store.SaveInventory(ctx, &baremetal.Inventory{NodeUUID: t.Node.UUID, Inventory: inv, PluginData: data}); err != nil {
+		t.Log.Warn("cannot store inventory", "error", err)
+	}
+}
+
+// Abort stops the introspection and tears down everything the managed path
+// set up (upstream's inspector interface does not; ferro does, so an abort
+// leaves no Neutron port or boot file behind).
+func (i *Inspector) Abort(ctx context.Context, t *driver.Task) error {
+	var errs []error
+	if err := i.client.Abort(ctx, t.Node.UUID); err != nil {
+		errs = append(errs, fmt.Errorf("aborting the introspection: %w", err))
+	}
+	if managed(t.Node) {
+		if err := i.teardown(ctx, t, true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	delete(t.Node.DriverInternalInfo, ManageBootKey)
+	if err := t.SaveNode(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// extraParams parses [inspector]extra_kernel_params, then
+// driver_info[inspector_extra_kernel_params], in that order.
+func (i *Inspector) extraParams(n *baremetal.Node) (driver.RamdiskParams, error) {
+	params, err := ParseKernelParams(i.cfg.Inspector.ExtraKernelParams)
+	if err != nil {
+		return nil, fmt.Errorf("%w: [inspector]extra_kernel_params: %v", driver.ErrInvalidParameter, err)
+	}
+	if raw, ok := n.DriverInfo[ExtraKernelParamsKey]; ok {
+		s, isString := raw.(string)
+		if !isString {
+			return nil, fmt.Errorf("%w: driver_info[%s] must be a string", driver.ErrInvalidParameter, ExtraKernelParamsKey)
+		}
+		node, err := ParseKernelParams(s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: driver_info[%s]: %v", driver.ErrInvalidParameter, ExtraKernelParamsKey, err)
+		}
+		params = append(params, node...)
+	}
+	for _, p := range params {
+		if p.Key == CallbackParam || p.Key == TokenParam {
+			return nil, fmt.Errorf("%w: kernel parameter %s is set by ferro and cannot be given", driver.ErrInvalidParameter, p.Key)
+		}
+	}
+	return params, nil
+}
+
+// callbackURL is the URL the agent posts to: callback_endpoint_override,
+// else endpoint_override, else the local inspector's listener, with
+// /v1/continue appended as upstream does. A loopback host is rejected
+// unless [inspector]allow_loopback_callback is set.
+func (i *Inspector) callbackURL() (string, error) {
+	base := i.cfg.Inspector.CallbackEndpointOverride
+	if base == "" {
+		base = i.cfg.Inspector.EndpointOverride
+	}
+	if base == "" {
+		base = "http://" + net.JoinHostPort(i.cfg.Inspector.ListenAddress, fmt.Sprint(i.cfg.Inspector.ListenPort))
+	}
+	if base == "mdns" {
+		return base, nil
+	}
+	return CallbackURL(base, i.cfg.Inspector.AllowLoopbackCallback)
+}
+
+// CallbackURL turns an inspector endpoint into its callback URL.
+func CallbackURL(base string, allowLoopback bool) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%w: inspector callback endpoint %q is not an http(s) URL", driver.ErrInvalidParameter, base)
+	}
+	host := u.Hostname()
+	if !allowLoopback {
+		if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+			return "", fmt.Errorf("%w: inspector callback endpoint %q is a loopback address the ramdisk cannot reach; set [inspector]callback_endpoint_override",
+				driver.ErrInvalidParameter, base)
+		}
+	}
+	path := strings.TrimRight(u.Path, "/")
+	if strings.HasSuffix(path, "/v1") {
+		path += "/continue"
+	} else {
+		path += "/v1/continue"
+	}
+	u.Path = path
+	return u.String(), nil
+}
+
+func newToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/network"
+	"github.com/ferrometal/ferro/internal/driver/pxe"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 )
 
@@ -127,6 +128,9 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		}
 		cfg.Database.Connection = "sqlite://" + filepath.Join(abs, "ferro.db")
 	}
+	if err := defaultPaths(cfg, dataDir); err != nil {
+		return err
+	}
 	db, err := sqlstore.Open(ctx, cfg.Database.Connection, sqlstore.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
@@ -207,5 +211,22 @@ func newRegistry(cfg *config.Config) *driver.Registry {
 	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
+	pxe.Register(reg, cfg, driver.NoDHCP{})
 	return reg
+}
+
+// defaultPaths puts the boot file roots under the data directory unless
+// configured, so the defaults need no root privileges.
+func defaultPaths(cfg *config.Config, dataDir string) error {
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return err
+	}
+	if cfg.PXE.TFTPRoot == "" {
+		cfg.PXE.TFTPRoot = filepath.Join(abs, "tftpboot")
+	}
+	if cfg.Deploy.HTTPRoot == "" {
+		cfg.Deploy.HTTPRoot = filepath.Join(abs, "httpboot")
+	}
+	return nil
 }

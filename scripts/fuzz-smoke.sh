@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs every Fuzz* target in the module for a short time ($FUZZTIME, default
+# 3s), so that a target that crashes at once, or a seed corpus entry that
+# fails, breaks `make test`. Targets are discovered with `go test -list`, so
+# new ones are picked up without editing anything. $FUZZPKGS narrows the
+# packages searched (default ./...).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+FUZZTIME=${FUZZTIME:-3s}
+export CGO_ENABLED=0
+
+listing=$("$GO" test -list '^Fuzz' ${FUZZPKGS:-./...} 2>&1)
+list_status=$?
+
+# go test -list prints each package's matching names, then "ok <package>".
+targets=()
+names=()
+while IFS= read -r line; do
+	case "$line" in
+	Fuzz*) names+=("$line") ;;
+	ok[[:space:]]*)
+		pkg=$(awk '{print $2}' <<<"$line")
+		for n in "${names[@]}"; do targets+=("$pkg $n"); done
+		names=()
+		;;
+	*) names=() ;;
+	esac
+done <<<"$listing"
+
+if [ "$list_status" -ne 0 ]; then
+	echo "$listing" | grep -vE '^(Fuzz|ok[[:space:]]|\?[[:space:]])'
+	echo "fuzz-smoke: listing fuzz targets failed (go test -list exit $list_status); running the ones found"
+fi
+if [ "${#targets[@]}" -eq 0 ]; then
+	echo "fuzz-smoke: no Fuzz targets found"
+	exit "$list_status"
+fi
+
+failed=()
+for t in "${targets[@]}"; do
+	read -r pkg name <<<"$t"
+	echo "== fuzz $pkg $name for $FUZZTIME"
+	if ! "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg"; then
+		failed+=("$pkg $name")
+	fi
+done
+
+echo
+echo "== fuzz-smoke summary: ${#targets[@]} targets, ${#failed[@]} failed"
+for f in "${failed[@]}"; do echo "  FAIL $f"; done
+if [ "${#failed[@]}" -ne 0 ] || [ "$list_status" -ne 0 ]; then
+	exit 1
+fi

@@ -1,0 +1,373 @@
+package ironic
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/conductor"
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/store"
+)
+
+func TestStates_ManageInspectProvide(t *testing.T) {
+	e := newEnv(t)
+	id := str(e.createNode(map[string]any{"name": "flow"}), "uuid")
+	for _, step := range []struct{ verb, state string }{
+		{"manage", "manageable"}, {"inspect", "manageable"}, {"provide", "available"}, {"manage", "manageable"},
+	} {
+		r := e.must(http.StatusAccepted, "PUT", "/v1/nodes/flow/states/provision", latest, map[string]any{"target": step.verb})
+		if len(r.body) != 0 {
+			t.Errorf("202 with body %q", r.body)
+		}
+		if loc := r.header.Get("Location"); loc != "http://ferro.test:6385/v1/nodes/flow/states" {
+			t.Errorf("Location %q", loc)
+		}
+		st := e.must(200, "GET", "/v1/nodes/flow/states", latest, nil).json(t)
+		if st["provision_state"] != step.state {
+			t.Fatalf("after %s: %v", step.verb, st["provision_state"])
+		}
+	}
+	st := e.must(200, "GET", "/v1/nodes/flow/states", latest, nil).json(t)
+	want := []string{"boot_mode", "console_enabled", "last_error", "power_state", "provision_state", "provision_updated_at", "raid_config", "secure_boot", "target_power_state", "target_provision_state", "target_raid_config"}
+	if d := cmp.Diff(want, keys(st)); d != "" {
+		t.Errorf("states fields (-want +got):\n%s", d)
+	}
+	old := e.must(200, "GET", "/v1/nodes/flow/states", "1.11", nil).json(t)
+	if _, ok := old["raid_config"]; ok {
+		t.Errorf("1.11 shows raid_config")
+	}
+	want2 := []string{
+		"provision " + id + " manage", "provision " + id + " inspect", "provision " + id + " provide", "provision " + id + " manage",
+	}
+	if d := cmp.Diff(want2, e.cond.Calls()); d != "" {
+		t.Errorf("calls (-want +got):\n%s", d)
+	}
+}
+
+func TestStates_ConductorErrorsMapToIronicCodes(t *testing.T) {
+	e := newEnv(t)
+	id := str(e.createNode(map[string]any{"name": "errs"}), "uuid")
+	tests := []struct {
+		err    error
+		status int
+		fault  string
+	}{
+		{fmt.Errorf("%w: boom", conductor.ErrInvalidState), 400, "boom."},
+		{fmt.Errorf("%w: ipmi_address is required", driver.ErrMissingParameter), 400, "ipmi_address is required."},
+		{fmt.Errorf("%w: bad address", driver.ErrInvalidParameter), 400, "bad address."},
+		{fmt.Errorf("%w: no power", driver.ErrUnsupported), 400, "no power."},
+		{fmt.Errorf("%w: Node x is locked by host h", conductor.ErrNodeLocked), 409, "Node x is locked by host h."},
+		{conductor.ErrNoFreeWorker, 503, "Requested action cannot be performed due to lack of free conductor workers."},
+		{conductor.ErrShuttingDown, 503, "Resource temporarily unavailable, please retry."},
+		{errBoom, 500, "boom"},
+	}
+	for _, tc := range tests {
+		e.cond.failNext(tc.err)
+		r := e.do("PUT", "/v1/nodes/errs/states/provision", latest, map[string]any{"target": "manage"})
+		if r.code != tc.status {
+			t.Errorf("%v: status %d, want %d", tc.err, r.code, tc.status)
+			continue
+		}
+		f := r.fault(t)
+		code := "Client"
+		if tc.status >= 500 {
+			code = "Server"
+		}
+		if f["faultstring"] != tc.fault || f["faultcode"] != code {
+			t.Errorf("%v: fault %v, want %q/%s", tc.err, f, tc.fault, code)
+		}
+	}
+	n, _ := e.store.GetNode(t.Context(), id)
+	if n.ProvisionState != "enroll" {
+		t.Errorf("state changed to %s", n.ProvisionState)
+	}
+	if !strings.Contains(e.logs.String(), "status=500") {
+		t.Errorf("500 not logged")
+	}
+}
+
+func TestStates_AbortNeedsVersions(t *testing.T) {
+	e := newEnv(t)
+	id := str(e.createNode(map[string]any{"name": "ab"}), "uuid")
+	e.setState(id, "inspect wait")
+	e.must(406, "PUT", "/v1/nodes/ab/states/provision", "1.12", map[string]any{"target": "abort"})
+	e.must(406, "PUT", "/v1/nodes/ab/states/provision", "1.40", map[string]any{"target": "abort"})
+	e.must(202, "PUT", "/v1/nodes/ab/states/provision", "1.41", map[string]any{"target": "abort"})
+	n, _ := e.store.GetNode(t.Context(), id)
+	if n.ProvisionState != "inspect failed" {
+		t.Errorf("after abort: %s", n.ProvisionState)
+	}
+}
+
+func TestStates_Power(t *testing.T) {
+	e := newEnv(t)
+	id := str(e.createNode(map[string]any{"name": "pw"}), "uuid")
+	r := e.must(202, "PUT", "/v1/nodes/pw/states/power", latest, map[string]any{"target": "power on", "timeout": 30})
+	if r.header.Get("Location") != "http://ferro.test:6385/v1/nodes/pw/states" {
+		t.Errorf("Location %q", r.header.Get("Location"))
+	}
+	e.must(202, "PUT", "/v1/nodes/"+id+"/states/power", "1.1", map[string]any{"target": "rebooting"})
+	e.must(202, "PUT", "/v1/nodes/pw/states/power", latest, map[string]any{"target": "power off"})
+	want := []string{"power " + id + " power on 30s", "power " + id + " rebooting 0s", "power " + id + " power off 0s"}
+	if d := cmp.Diff(want, e.cond.Calls()); d != "" {
+		t.Errorf("calls (-want +got):\n%s", d)
+	}
+	if st := e.must(200, "GET", "/v1/nodes/pw/states", latest, nil).json(t); st["power_state"] != "power off" {
+		t.Errorf("power_state %v", st["power_state"])
+	}
+	e.must(406, "PUT", "/v1/nodes/pw/states/power", "1.26", map[string]any{"target": "soft power off"})
+	e.setState(id, "cleaning")
+	e.must(400, "PUT", "/v1/nodes/pw/states/power", latest, map[string]any{"target": "power on"})
+	e.must(404, "PUT", "/v1/nodes/ghost/states/power", latest, map[string]any{"target": "power on"})
+}
+
+func TestStates_MaintenanceBootDeviceValidate(t *testing.T) {
+	e := newEnv(t)
+	id := str(e.createNode(map[string]any{"name": "mgmt"}), "uuid")
+	e.must(202, "PUT", "/v1/nodes/mgmt/maintenance", latest, map[string]any{"reason": "disk swap"})
+	n := e.must(200, "GET", "/v1/nodes/mgmt", latest, nil).json(t)
+	if n["maintenance"] != true || n["maintenance_reason"] != "disk swap" {
+		t.Errorf("maintenance %v %v", n["maintenance"], n["maintenance_reason"])
+	}
+	e.updateNode(id, func(n *baremetal.Node) { n.Fault = "power failure" })
+	e.must(202, "DELETE", "/v1/nodes/mgmt/maintenance", latest, nil)
+	n = e.must(200, "GET", "/v1/nodes/mgmt", latest, nil).json(t)
+	if n["maintenance"] != false || n["maintenance_reason"] != nil || n["fault"] != nil {
+		t.Errorf("after unset: %v %v %v", n["maintenance"], n["maintenance_reason"], n["fault"])
+	}
+
+	bd := e.must(200, "GET", "/v1/nodes/mgmt/management/boot_device", latest, nil).json(t)
+	if d := cmp.Diff(map[string]any{"boot_device": nil, "persistent": nil}, bd); d != "" {
+		t.Errorf("unknown boot device (-want +got):\n%s", d)
+	}
+	e.must(204, "PUT", "/v1/nodes/mgmt/management/boot_device", latest, map[string]any{"boot_device": "pxe", "persistent": true})
+	bd = e.must(200, "GET", "/v1/nodes/mgmt/management/boot_device", latest, nil).json(t)
+	if d := cmp.Diff(map[string]any{"boot_device": "pxe", "persistent": true}, bd); d != "" {
+		t.Errorf("boot device (-want +got):\n%s", d)
+	}
+	e.must(400, "PUT", "/v1/nodes/mgmt/management/boot_device", latest, map[string]any{"boot_device": "floppy"})
+	e.must(400, "PUT", "/v1/nodes/mgmt/management/boot_device", latest, map[string]any{"persistent": true})
+	sup := e.must(200, "GET", "/v1/nodes/mgmt/management/boot_device/supported", latest, nil).json(t)
+	if d := cmp.Diff(map[string]any{"supported_boot_devices": []any{"pxe", "disk"}}, sup); d != "" {
+		t.Errorf("supported (-want +got):\n%s", d)
+	}
+
+	v := e.must(200, "GET", "/v1/nodes/mgmt/validate", latest, nil).json(t)
+	if d := cmp.Diff(map[string]any{"result": true}, v["power"]); d != "" {
+		t.Errorf("validate power (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(map[string]any{"result": nil, "reason": "not supported"}, v["console"]); d != "" {
+		t.Errorf("validate console (-want +got):\n%s", d)
+	}
+	old := e.must(200, "GET", "/v1/nodes/validate?node="+id, "1.1", nil).json(t)
+	if _, ok := old["power"]; !ok {
+		t.Errorf("deprecated validate form: %v", old)
+	}
+	e.must(406, "GET", "/v1/nodes/validate?node=mgmt", "1.4", nil)
+}
+
+func TestStates_RAIDConfig(t *testing.T) {
+	e := newEnv(t)
+	id := str(e.createNode(map[string]any{"name": "raid"}), "uuid")
+	cfg := map[string]any{"logical_disks": []any{map[string]any{"size_gb": 100, "raid_level": "1", "is_root_volume": true}, map[string]any{"size_gb": "MAX", "raid_level": "5"}}}
+	e.must(204, "PUT", "/v1/nodes/raid/states/raid", latest, cfg)
+	n := e.must(200, "GET", "/v1/nodes/raid", latest, nil).json(t)
+	disks := n["target_raid_config"].(map[string]any)["logical_disks"].([]any)
+	if len(disks) != 2 || fmt.Sprint(disks[0].(map[string]any)["size_gb"]) != "100" {
+		t.Errorf("target_raid_config %v", n["target_raid_config"])
+	}
+	e.must(204, "PUT", "/v1/nodes/raid/states/raid", latest, map[string]any{})
+	if n := e.must(200, "GET", "/v1/nodes/raid", latest, nil).json(t); len(n["target_raid_config"].(map[string]any)) != 0 {
+		t.Errorf("not cleared: %v", n["target_raid_config"])
+	}
+	e.updateNode(id, func(n *baremetal.Node) { n.Interfaces["raid"] = "no-raid" })
+	e.must(404, "PUT", "/v1/nodes/raid/states/raid", latest, cfg)
+}
+
+func TestStates_Traits(t *testing.T) {
+	e := newEnv(t)
+	e.createNode(map[string]any{"name": "tr"})
+	e.must(204, "PUT", "/v1/nodes/tr/traits", latest, map[string]any{"traits": []any{"CUSTOM_B", "CUSTOM_A", "HW_CPU_X86_VMX"}})
+	r := e.must(204, "PUT", "/v1/nodes/tr/traits/CUSTOM_C", latest, nil)
+	if r.header.Get("Location") != "http://ferro.test:6385/v1/nodes/tr/traits/CUSTOM_C" {
+		t.Errorf("Location %q", r.header.Get("Location"))
+	}
+	got := e.must(200, "GET", "/v1/nodes/tr/traits", latest, nil).json(t)
+	if d := cmp.Diff(map[string]any{"traits": []any{"CUSTOM_A", "CUSTOM_B", "CUSTOM_C", "HW_CPU_X86_VMX"}}, got); d != "" {
+		t.Errorf("traits (-want +got):\n%s", d)
+	}
+	e.must(204, "DELETE", "/v1/nodes/tr/traits/CUSTOM_B", latest, nil)
+	e.must(404, "DELETE", "/v1/nodes/tr/traits/CUSTOM_B", latest, nil)
+	e.must(400, "PUT", "/v1/nodes/tr/traits/lower_case", latest, nil)
+	e.must(400, "PUT", "/v1/nodes/tr/traits", latest, map[string]any{"traits": "CUSTOM_X"})
+	e.must(404, "GET", "/v1/nodes/tr/traits", "1.36", nil)
+	n := e.must(200, "GET", "/v1/nodes/tr", latest, nil).json(t)
+	if d := cmp.Diff([]any{"CUSTOM_A", "CUSTOM_C", "HW_CPU_X86_VMX"}, n["traits"]); d != "" {
+		t.Errorf("node traits (-want +got):\n%s", d)
+	}
+	e.must(204, "DELETE", "/v1/nodes/tr/traits", latest, nil)
+	if got := e.must(200, "GET", "/v1/nodes/tr/traits", latest, nil).json(t); len(got["traits"].([]any)) != 0 {
+		t.Errorf("traits left %v", got)
+	}
+}
+
+func TestHistoryAndInventory(t *testing.T) {
+	e := newEnv(t)
+	id := str(e.createNode(map[string]any{"name": "hist"}), "uuid")
+	ctx := t.Context()
+	long := strings.Repeat("x", 300)
+	for i, ev := range []string{"first", long} {
+		if err := e.store.AddHistory(ctx, &baremetal.HistoryEvent{
+			UUID: fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i), NodeUUID: id, Conductor: "c1",
+			Event: ev, EventType: "provisioning", Severity: baremetal.SeverityError, CreatedAt: time.Now(),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.must(404, "GET", "/v1/nodes/hist/history", "1.77", nil)
+	h := e.must(200, "GET", "/v1/nodes/hist/history", latest, nil).json(t)["history"].([]any)
+	if len(h) != 2 {
+		t.Fatalf("history %v", h)
+	}
+	first := h[0].(map[string]any)
+	if d := cmp.Diff([]string{"created_at", "event", "links", "severity", "uuid"}, keys(first)); d != "" {
+		t.Errorf("history fields (-want +got):\n%s", d)
+	}
+	if ev := str(h[1].(map[string]any), "event"); len(ev) != 254 || !strings.HasSuffix(ev, "...") {
+		t.Errorf("long event not truncated: %d", len(ev))
+	}
+	d := e.must(200, "GET", "/v1/nodes/hist/history?detail=true", latest, nil).json(t)["history"].([]any)
+	if ev := str(d[1].(map[string]any), "event"); ev != long || str(d[1].(map[string]any), "conductor") != "c1" {
+		t.Errorf("detail event %q", ev)
+	}
+	paged := e.must(200, "GET", "/v1/nodes/hist/history?limit=1", latest, nil).json(t)
+	if !strings.Contains(str(paged, "next"), "marker=00000000-0000-4000-8000-000000000000") {
+		t.Errorf("next %v", paged["next"])
+	}
+	one := e.must(200, "GET", "/v1/nodes/hist/history/00000000-0000-4000-8000-000000000001", latest, nil).json(t)
+	if one["event_type"] != "provisioning" {
+		t.Errorf("event %v", one)
+	}
+	e.must(404, "GET", "/v1/nodes/hist/history/00000000-0000-4000-8000-000000000009", latest, nil)
+
+	e.must(404, "GET", "/v1/nodes/hist/inventory", "1.80", nil)
+	r := e.must(404, "GET", "/v1/nodes/hist/inventory", latest, nil)
+	if fs := r.fault(t)["faultstring"]; fs != "Node inventory record for node "+id+" could not be found." {
+		t.Errorf("fault %v", fs)
+	}
+	if err := e.store.SaveInventory(ctx, &baremetal.Inventory{NodeUUID: id, Inventory: baremetal.JSON{"cpu": map[string]any{"count": 4}}, PluginData: baremetal.JSON{"x": true}}); err != nil {
+		t.Fatal(err)
+	}
+	inv := e.must(200, "GET", "/v1/nodes/hist/inventory", latest, nil).json(t)
+	if fmt.Sprint(inv["inventory"]) != "map[cpu:map[count:4]]" || inv["plugin_data"].(map[string]any)["x"] != true {
+		t.Errorf("inventory %v", inv)
+	}
+}
+
+func TestDriversAndConductors(t *testing.T) {
+	e := newEnv(t)
+	ds := e.must(200, "GET", "/v1/drivers", latest, nil).json(t)["drivers"].([]any)
+	var names []string
+	for _, d := range ds {
+		names = append(names, str(d.(map[string]any), "name"))
+	}
+	if d := cmp.Diff([]string{"fake-hardware", "ipmi", "redfish"}, names); d != "" {
+		t.Errorf("drivers (-want +got):\n%s", d)
+	}
+	first := ds[0].(map[string]any)
+	if d := cmp.Diff([]any{"test-host"}, first["hosts"]); d != "" {
+		t.Errorf("hosts without conductors (-want +got):\n%s", d)
+	}
+	if first["type"] != "dynamic" {
+		t.Errorf("type %v", first["type"])
+	}
+	if _, ok := first["default_boot_interface"]; ok {
+		t.Errorf("list without detail shows interfaces")
+	}
+	det := e.must(200, "GET", "/v1/drivers?detail=true", latest, nil).json(t)["drivers"].([]any)[1].(map[string]any)
+	if det["default_power_interface"] != "ipmitool" || det["default_boot_interface"] != "ipxe" {
+		t.Errorf("ipmi defaults %v %v", det["default_power_interface"], det["default_boot_interface"])
+	}
+	if _, ok := det["default_firmware_interface"]; ok {
+		t.Errorf("firmware interface shown below 1.86")
+	}
+	e.must(406, "GET", "/v1/drivers?detail=true", "1.29", nil)
+	e.must(400, "GET", "/v1/drivers?type=weird", latest, nil)
+	if n := len(e.must(200, "GET", "/v1/drivers?type=classic", latest, nil).json(t)["drivers"].([]any)); n != 0 {
+		t.Errorf("classic drivers: %d", n)
+	}
+	old := e.must(200, "GET", "/v1/drivers/ipmi", "1.32", nil).json(t)
+	for _, k := range []string{"default_storage_interface", "default_rescue_interface", "default_bios_interface"} {
+		if _, ok := old[k]; ok {
+			t.Errorf("1.32 shows %s", k)
+		}
+	}
+	if _, ok := old["enabled_power_interfaces"]; !ok {
+		t.Errorf("driver detail lacks enabled_power_interfaces")
+	}
+	e.must(404, "GET", "/v1/drivers/nosuch", latest, nil)
+	props := e.must(200, "GET", "/v1/drivers/ipmi/properties", latest, nil).json(t)
+	if _, ok := props["ipmi_address"]; !ok {
+		t.Errorf("properties %v", props)
+	}
+	e.must(404, "GET", "/v1/drivers/nosuch/properties", latest, nil)
+
+	// Conductors, from the store.
+	ctx := t.Context()
+	for _, c := range []*store.Conductor{
+		{Hostname: "c1", Group: "", Drivers: []string{"ipmi", "fake-hardware"}},
+		{Hostname: "c2", Group: "rack1", Drivers: []string{"redfish"}},
+	} {
+		if err := e.store.RegisterConductor(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.must(404, "GET", "/v1/conductors", "1.48", nil)
+	cs := e.must(200, "GET", "/v1/conductors", latest, nil).json(t)["conductors"].([]any)
+	if len(cs) != 2 {
+		t.Fatalf("conductors %v", cs)
+	}
+	if d := cmp.Diff([]string{"alive", "conductor_group", "hostname", "links"}, keys(cs[0].(map[string]any))); d != "" {
+		t.Errorf("conductor fields (-want +got):\n%s", d)
+	}
+	c2 := e.must(200, "GET", "/v1/conductors/c2", latest, nil).json(t)
+	if c2["alive"] != true || c2["conductor_group"] != "rack1" || fmt.Sprint(c2["drivers"]) != "[redfish]" {
+		t.Errorf("c2 %v", c2)
+	}
+	e.must(404, "GET", "/v1/conductors/c9", latest, nil)
+	ds = e.must(200, "GET", "/v1/drivers", latest, nil).json(t)["drivers"].([]any)
+	if d := cmp.Diff([]any{"c2"}, ds[2].(map[string]any)["hosts"]); d != "" {
+		t.Errorf("redfish hosts (-want +got):\n%s", d)
+	}
+	// A node names its conductor.
+	e.h = New(Options{Store: e.store, Conductor: e.cond, Config: e.cfg})
+	n := e.createNode(map[string]any{"conductor_group": "rack1"})
+	if n["conductor"] != "c2" {
+		t.Errorf("conductor %v", n["conductor"])
+	}
+	if got := e.must(200, "GET", "/v1/nodes?conductor=c2", latest, nil).json(t)["nodes"].([]any); len(got) != 1 {
+		t.Errorf("conductor filter %v", got)
+	}
+}
+
+func TestChassisAndShards(t *testing.T) {
+	e := newEnv(t)
+	if got := e.must(200, "GET", "/v1/chassis", latest, nil).json(t); len(got["chassis"].([]any)) != 0 {
+		t.Errorf("chassis %v", got)
+	}
+	e.must(404, "GET", "/v1/chassis/2d3f9a5e-7c53-4a3f-a9f5-1a2b3c4d5e6f", latest, nil)
+	e.createNode(map[string]any{"shard": "s1"})
+	e.createNode(map[string]any{"shard": "s1"})
+	e.createNode(map[string]any{})
+	got := e.must(200, "GET", "/v1/shards", latest, nil).json(t)
+	if fmt.Sprint(got["shards"]) != "[map[count:2 name:s1] map[count:1 name:None]]" {
+		t.Errorf("shards %v", got)
+	}
+	e.must(404, "GET", "/v1/shards", "1.81", nil)
+}

@@ -1,0 +1,212 @@
+package inspector
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/httpbasic"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
+	"github.com/gophercloud/gophercloud/v2/pagination"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/inspector/hooks"
+)
+
+// ironicMicroversion is the API version the HTTP client asks for: the
+// highest Debian's Ironic 21.4 and ferro both serve.
+const ironicMicroversion = "1.82"
+
+// HTTPBareMetal is the BareMetal client over the Ironic v1 API with
+// gophercloud; it works against ferro and a real Ironic.
+type HTTPBareMetal struct {
+	sc *gophercloud.ServiceClient
+}
+
+// HTTPOptions configure NewHTTPBareMetal ([ironic] section).
+type HTTPOptions struct {
+	Endpoint   string // root URL, e.g. http://ironic:6385
+	AuthType   string // none or http_basic
+	Username   string
+	Password   string
+	HTTPClient *http.Client
+}
+
+// NewHTTPBareMetal returns a client for the bare metal API at o.Endpoint.
+func NewHTTPBareMetal(o HTTPOptions) (*HTTPBareMetal, error) {
+	endpoint := strings.TrimRight(o.Endpoint, "/")
+	if !strings.HasSuffix(endpoint, "/v1") {
+		endpoint += "/v1"
+	}
+	var sc *gophercloud.ServiceClient
+	var err error
+	switch o.AuthType {
+	case "", "none", "noauth":
+		sc, err = noauth.NewBareMetalNoAuth(noauth.EndpointOpts{IronicEndpoint: endpoint})
+	case "http_basic":
+		sc, err = httpbasic.NewBareMetalHTTPBasic(httpbasic.EndpointOpts{IronicEndpoint: endpoint, IronicUser: o.Username, IronicUserPassword: o.Password})
+	default:
+		return nil, fmt.Errorf("unknown [ironic]auth_type %q", o.AuthType)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bare metal client: %w", err)
+	}
+	if o.HTTPClient != nil {
+		sc.ProviderClient.HTTPClient = *o.HTTPClient
+	}
+	sc.Microversion = ironicMicroversion
+	return &HTTPBareMetal{sc: sc}, nil
+}
+
+// decodeAPI decodes an API object into a domain struct, keeping JSON
+// number types and folding the *_interface fields into Interfaces.
+func decodeAPI(raw map[string]any, v any) error {
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// Node implements BareMetal.
+func (c *HTTPBareMetal) Node(ctx context.Context, ident string) (*baremetal.Node, []*baremetal.Port, error) {
+	var raw map[string]any
+	if err := nodes.Get(ctx, c.sc, ident).ExtractInto(&raw); err != nil {
+		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+			return nil, nil, fmt.Errorf("%w: %s", ErrNodeNotFound, ident)
+		}
+		return nil, nil, fmt.Errorf("get node %s: %w", ident, err)
+	}
+	n := &baremetal.Node{}
+	if err := decodeAPI(raw, n); err != nil {
+		return nil, nil, fmt.Errorf("decode node %s: %w", ident, err)
+	}
+	n.Interfaces = map[string]string{}
+	for _, k := range driver.Kinds {
+		if v, ok := raw[k+"_interface"].(string); ok {
+			n.Interfaces[k] = v
+		}
+	}
+	var out []*baremetal.Port
+	pager := ports.ListDetail(c.sc, ports.ListOpts{NodeUUID: n.UUID})
+	err := pager.EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+		var body struct {
+			Ports []map[string]any `json:"ports"`
+		}
+		if err := page.(ports.PortPage).ExtractInto(&body); err != nil {
+			return false, err
+		}
+		for _, rp := range body.Ports {
+			p := &baremetal.Port{}
+			if err := decodeAPI(rp, p); err != nil {
+				return false, err
+			}
+			out = append(out, p)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list ports of node %s: %w", n.UUID, err)
+	}
+	return n, out, nil
+}
+
+// patchOps adapts hooks.PatchOp to gophercloud's patch interfaces, keeping
+// values such as false and 0 that gophercloud's own type would drop.
+type patchOps []hooks.PatchOp
+
+func (p patchOps) node() nodes.UpdateOpts {
+	out := make(nodes.UpdateOpts, len(p))
+	for i, op := range p {
+		out[i] = patchOp(op)
+	}
+	return out
+}
+
+func (p patchOps) port() ports.UpdateOpts {
+	out := make(ports.UpdateOpts, len(p))
+	for i, op := range p {
+		out[i] = patchOp(op)
+	}
+	return out
+}
+
+type patchOp hooks.PatchOp
+
+func (op patchOp) m() map[string]any {
+	m := map[string]any{"op": op.Op, "path": op.Path}
+	if op.Op != "remove" {
+		m["value"] = op.Value
+	}
+	return m
+}
+
+func (op patchOp) ToNodeUpdateMap() (map[string]any, error) { return op.m(), nil }
+func (op patchOp) ToPortUpdateMap() map[string]any          { return op.m() }
+
+// Apply implements BareMetal: one API call per change, in upstream's order.
+func (c *HTTPBareMetal) Apply(ctx context.Context, nodeUUID string, ch hooks.Changes) error {
+	for _, pc := range ch.CreatePorts {
+		pxe := pc.PXEEnabled
+		opts := ports.CreateOpts{NodeUUID: nodeUUID, Address: pc.Address, PXEEnabled: &pxe, Extra: pc.Extra,
+			LocalLinkConnection: pc.LocalLinkConnection}
+		if err := ports.Create(ctx, c.sc, opts).Err; err != nil {
+			return fmt.Errorf("create port %s: %w", pc.Address, err)
+		}
+	}
+	for _, ref := range ch.DeletePorts {
+		if err := ports.Delete(ctx, c.sc, ref.UUID).ExtractErr(); err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+			return fmt.Errorf("delete port %s: %w", ref.Address, err)
+		}
+	}
+	for _, pp := range ch.PatchPorts {
+		if err := ports.Update(ctx, c.sc, pp.UUID, patchOps(pp.Ops).port()).Err; err != nil {
+			return fmt.Errorf("patch port %s: %w", pp.Address, err)
+		}
+	}
+	if len(ch.NodePatch) > 0 {
+		if err := nodes.Update(ctx, c.sc, nodeUUID, patchOps(ch.NodePatch).node()).Err; err != nil {
+			return fmt.Errorf("patch node %s: %w", nodeUUID, err)
+		}
+	}
+	for _, t := range ch.AddTraits {
+		_, err := c.sc.Put(ctx, c.sc.ServiceURL("nodes", nodeUUID, "traits", t), nil, nil, &gophercloud.RequestOpts{OkCodes: []int{204}})
+		if err != nil {
+			return fmt.Errorf("add trait %s: %w", t, err)
+		}
+	}
+	for _, t := range ch.RemoveTraits {
+		_, err := c.sc.Delete(ctx, c.sc.ServiceURL("nodes", nodeUUID, "traits", t), &gophercloud.RequestOpts{OkCodes: []int{204}})
+		if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+			return fmt.Errorf("remove trait %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// SetBootDevice implements BareMetal.
+func (c *HTTPBareMetal) SetBootDevice(ctx context.Context, nodeUUID, device string, persistent bool) error {
+	err := nodes.SetBootDevice(ctx, c.sc, nodeUUID, nodes.BootDeviceOpts{BootDevice: device, Persistent: persistent}).ExtractErr()
+	if err != nil {
+		return fmt.Errorf("set boot device of node %s: %w", nodeUUID, err)
+	}
+	return nil
+}
+
+// SetPowerState implements BareMetal.
+func (c *HTTPBareMetal) SetPowerState(ctx context.Context, nodeUUID, target string) error {
+	err := nodes.ChangePowerState(ctx, c.sc, nodeUUID, nodes.PowerStateOpts{Target: nodes.TargetPowerState(target)}).ExtractErr()
+	if err != nil {
+		return fmt.Errorf("set power state of node %s to %s: %w", nodeUUID, target, err)
+	}
+	return nil
+}

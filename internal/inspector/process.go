@@ -1,0 +1,249 @@
+package inspector
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/inspector/hooks"
+	"github.com/ferrometal/ferro/internal/inventory"
+	"github.com/ferrometal/ferro/internal/store"
+)
+
+// MaxReportDepth is the deepest JSON nesting a report may have (OSSN-0099).
+const MaxReportDepth = 25
+
+// Continue processes a report the agent posted to /v1/continue and returns
+// the UUID of the node it belongs to. token is the X-Ferro-Inspection-Token
+// header ("" when absent); the report's inspection_token field counts too.
+// A report rejected before processing (malformed, unknown or ambiguous node,
+// wrong token, node not waiting) changes nothing.
+func (s *Service) Continue(ctx context.Context, body []byte, token string) (string, error) {
+	rep, raw, err := inventory.DecodeBytes(body, inventory.Limits{MaxDepth: MaxReportDepth})
+	if err != nil {
+		return "", errorf(http.StatusBadRequest, "Invalid introspection data: %v", err)
+	}
+	data, err := hooks.NewData(rep, raw)
+	if err != nil {
+		return "", errorf(http.StatusBadRequest, "Invalid introspection data: %v", err)
+	}
+	// Failures of the before-processing hooks (ramdisk_error) are deferred
+	// until the node is known, so its introspection can be marked failed.
+	preErr := hooks.RunBeforeProcessing(ctx, s.hooks, data)
+
+	in, err := s.lookup(ctx, rep)
+	if err != nil {
+		return "", err
+	}
+	unlock := s.lockNode(in.NodeUUID)
+	defer unlock()
+	// Re-read under the lock: a concurrent report for the same node may have won.
+	in, err = s.store.GetIntrospection(ctx, in.NodeUUID)
+	if err != nil {
+		return "", err
+	}
+	if in.FinishedAt != nil || !slices.Contains([]string{StateStarting, StateWaiting}, in.State) {
+		return "", errorf(http.StatusBadRequest, "Node %s is not waiting for introspection (state %q)", in.NodeUUID, in.State)
+	}
+	if token == "" {
+		token = rep.InspectionToken
+	}
+	if !tokenMatches(in.TokenHash, token) {
+		s.log.Warn("report rejected: inspection token mismatch", "node", in.NodeUUID)
+		return "", errorf(http.StatusForbidden, "Invalid or missing inspection token for node %s", in.NodeUUID)
+	}
+
+	if s.cfg.Processing.StoreData != "none" {
+		if err := s.store.SaveIntrospectionData(ctx, in.NodeUUID, "raw", body); err != nil {
+			return "", fmt.Errorf("store raw introspection data of node %s: %w", in.NodeUUID, err)
+		}
+	}
+	in.State, in.UpdatedAt = StateProcessing, s.now().UTC()
+	if err := s.store.SaveIntrospection(ctx, in); err != nil {
+		return "", err
+	}
+	if preErr != nil {
+		msg := hookErrorMessage(preErr)
+		s.finish(ctx, in, msg)
+		return "", errorf(http.StatusBadRequest, "%s", msg)
+	}
+	if err := s.process(ctx, in.NodeUUID, data); err != nil {
+		s.finish(ctx, in, err.Error())
+		var e *Error
+		if errors.As(err, &e) {
+			return "", err
+		}
+		return "", errorf(http.StatusBadRequest, "%s", err.Error())
+	}
+	s.finish(ctx, in, "")
+	return in.NodeUUID, nil
+}
+
+// hookErrorMessage joins deferred hook failures as upstream does.
+func hookErrorMessage(err error) string {
+	var msgs []string
+	var j interface{ Unwrap() []error }
+	if errors.As(err, &j) {
+		for _, e := range j.Unwrap() {
+			msgs = append(msgs, e.Error())
+		}
+	} else {
+		msgs = append(msgs, err.Error())
+	}
+	return "The following failures happened during running pre-processing hooks:\n" + strings.Join(msgs, "\n")
+}
+
+// process runs the before-update hooks and the rules on the node, applies
+// the plan through the bare metal API and stores the processed data.
+func (s *Service) process(ctx context.Context, nodeUUID string, data *hooks.Data) error {
+	n, ports, err := s.bm.Node(ctx, nodeUUID)
+	if err != nil {
+		return fmt.Errorf("get node %s: %w", nodeUUID, err)
+	}
+	pv := make([]baremetal.Port, len(ports))
+	for i, p := range ports {
+		pv[i] = *p
+	}
+	node, err := hooks.NewNode(*n, pv)
+	if err != nil {
+		return err
+	}
+	if err := hooks.RunBeforeUpdate(ctx, s.hooks, data, node); err != nil {
+		return fmt.Errorf("Unexpected exception %v during processing: %w", hookName(err), err)
+	}
+	if err := s.applyRules(ctx, data, node); err != nil {
+		return err
+	}
+	if err := s.bm.Apply(ctx, nodeUUID, node.Changes()); err != nil {
+		return fmt.Errorf("update node %s: %w", nodeUUID, err)
+	}
+	if s.cfg.Processing.StoreData != "none" {
+		b, err := json.Marshal(data.Map())
+		if err != nil {
+			return fmt.Errorf("encode processed data: %w", err)
+		}
+		if err := s.store.SaveIntrospectionData(ctx, nodeUUID, "processed", b); err != nil {
+			return fmt.Errorf("store processed introspection data: %w", err)
+		}
+	}
+	return nil
+}
+
+func hookName(err error) string {
+	var he *hooks.Error
+	if errors.As(err, &he) {
+		return he.Hook
+	}
+	return "hook"
+}
+
+// lookup finds the introspection a report belongs to by its MACs and BMC
+// addresses: the record matching the most attributes wins; a tie or no
+// match is an error, as upstream.
+func (s *Service) lookup(ctx context.Context, rep *inventory.Report) (*store.Introspection, error) {
+	var macs, bmcs []string
+	if rep.Inventory != nil {
+		macs = rep.Inventory.MACs()
+		bmcs = rep.Inventory.BMCAddresses()
+	}
+	if len(macs) == 0 && len(bmcs) == 0 {
+		return nil, errorf(http.StatusBadRequest, "No lookup attributes were found in the introspection data: no valid MAC or BMC address")
+	}
+	matches, err := s.store.LookupIntrospections(ctx, macs, bmcs)
+	if err != nil {
+		return nil, fmt.Errorf("look up node: %w", err)
+	}
+	// Only introspections that have not finished take part, as upstream's node cache.
+	matches = slices.DeleteFunc(matches, func(m store.IntrospectionMatch) bool { return m.Finished })
+	if len(matches) == 0 {
+		return nil, errorf(http.StatusNotFound, "Could not find a node for attributes {'bmc_address': %v, 'mac': %v}", bmcs, macs)
+	}
+	slices.SortFunc(matches, func(a, b store.IntrospectionMatch) int { return b.Matches - a.Matches })
+	if len(matches) > 1 && matches[0].Matches == matches[1].Matches {
+		var ids []string
+		for _, m := range matches {
+			if m.Matches == matches[0].Matches {
+				ids = append(ids, m.NodeUUID)
+			}
+		}
+		return nil, errorf(http.StatusNotFound, "Multiple nodes match the same number of attributes: %s", strings.Join(ids, ", "))
+	}
+	in, err := s.store.GetIntrospection(ctx, matches[0].NodeUUID)
+	if err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// tokenMatches compares the presented token with the stored hash in
+// constant time. An introspection started without a token accepts any report.
+func tokenMatches(hash []byte, token string) bool {
+	if hash == nil {
+		return true
+	}
+	if token == "" {
+		return false
+	}
+	h := sha256.Sum256([]byte(token))
+	return subtle.ConstantTimeCompare(h[:], hash) == 1
+}
+
+// Reapply re-runs processing on the stored raw data of a finished introspection.
+func (s *Service) Reapply(ctx context.Context, ident string) error {
+	uuid, err := s.resolve(ctx, ident)
+	if err != nil {
+		return err
+	}
+	if s.cfg.Processing.StoreData == "none" {
+		return errorf(http.StatusBadRequest, "Inspector is not configured to store introspection data; reapply is not possible")
+	}
+	unlock := s.lockNode(uuid)
+	defer unlock()
+	in, err := s.store.GetIntrospection(ctx, uuid)
+	if errors.Is(err, store.ErrNotFound) {
+		return errorf(http.StatusNotFound, "Introspection for node %s not found", ident)
+	}
+	if err != nil {
+		return err
+	}
+	if slices.Contains(activeStates, in.State) {
+		return errorf(http.StatusConflict, "Node %s introspection is still running (state %q)", uuid, in.State)
+	}
+	body, err := s.store.GetIntrospectionData(ctx, uuid, "raw")
+	if errors.Is(err, store.ErrNotFound) {
+		return errorf(http.StatusNotFound, "No unprocessed data is stored for node %s", uuid)
+	}
+	if err != nil {
+		return err
+	}
+	rep, raw, err := inventory.DecodeBytes(body, inventory.Limits{MaxDepth: MaxReportDepth})
+	if err != nil {
+		return errorf(http.StatusBadRequest, "stored data for node %s does not decode: %v", uuid, err)
+	}
+	data, err := hooks.NewData(rep, raw)
+	if err != nil {
+		return err
+	}
+	in.State, in.FinishedAt, in.Error, in.UpdatedAt = StateReapplying, nil, "", s.now().UTC()
+	in.ManageBoot = false // a reapply never touches power
+	if err := s.store.SaveIntrospection(ctx, in); err != nil {
+		return err
+	}
+	if err := hooks.RunBeforeProcessing(ctx, s.hooks, data); err != nil {
+		s.finish(ctx, in, hookErrorMessage(err))
+		return nil
+	}
+	if err := s.process(ctx, uuid, data); err != nil {
+		s.finish(ctx, in, err.Error())
+		return nil
+	}
+	s.finish(ctx, in, "")
+	return nil
+}

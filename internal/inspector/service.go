@@ -1,0 +1,441 @@
+// Package inspector is ferro's inspection service, a drop-in for
+// ironic-inspector: it starts introspections, receives the agent's report on
+// /v1/continue, finds the node it belongs to, runs the processing hooks and
+// introspection rules, and writes what it learned back through the bare
+// metal API. It runs in the ferro process or alone (--role inspector).
+package inspector
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/inspector/hooks"
+	"github.com/ferrometal/ferro/internal/inspector/rules"
+	"github.com/ferrometal/ferro/internal/states"
+	"github.com/ferrometal/ferro/internal/store"
+)
+
+// Introspection states, as ironic-inspector names them.
+const (
+	StateStarting   = "starting"
+	StateWaiting    = "waiting"
+	StateProcessing = "processing"
+	StateFinished   = "finished"
+	StateError      = "error"
+	StateAborting   = "aborting"
+	StateReapplying = "reapplying"
+)
+
+// activeStates are those in which an introspection can still change.
+var activeStates = []string{StateStarting, StateWaiting, StateProcessing, StateAborting, StateReapplying}
+
+// Error is a failure with the HTTP status the API answers with.
+type Error struct {
+	Status int
+	Msg    string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+func errorf(status int, format string, a ...any) error {
+	return &Error{Status: status, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Options wire a Service.
+type Options struct {
+	Store     store.Store
+	BareMetal BareMetal
+	Config    *config.Config
+	Log       *slog.Logger
+	// Notify, when set, is told the UUID of every node whose introspection
+	// ended, so a same-process conductor finishes at once instead of polling.
+	Notify func(nodeUUID string)
+	Now    func() time.Time
+}
+
+// Service is the inspector.
+type Service struct {
+	store  store.Store
+	bm     BareMetal
+	cfg    *config.Config
+	log    *slog.Logger
+	notify func(string)
+	now    func() time.Time
+	hooks  []hooks.Hook
+
+	// nodeMu serialises work on one node's introspection in this process.
+	nodeMu sync.Map // node UUID → *sync.Mutex
+	bg     sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// New builds the service and its processing hooks from the configuration.
+func New(o Options) (*Service, error) {
+	log := o.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	hcfg := hooks.DefaultConfig()
+	p := o.Config.Processing
+	hcfg.AddPorts, hcfg.KeepPorts = p.AddPorts, p.KeepPorts
+	hcfg.UpdatePXEEnabled, hcfg.OverwriteExisting = p.UpdatePXEEnabled, p.OverwriteExisting
+	hcfg.SkipBlockDevices = p.SkipBlockDevices
+	hcfg.BootMode = o.Config.Capabilities.BootMode
+	hcfg.CPUFlags = o.Config.Capabilities.CPUFlags
+	hcfg.PCIAliases = o.Config.PCIDevices.Alias
+	hcfg.Logger = log
+	hs, err := hooks.Build(p.Hooks(), hcfg)
+	if err != nil {
+		return nil, fmt.Errorf("processing hooks: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Service{
+		store: o.Store, bm: o.BareMetal, cfg: o.Config, log: log.With("component", "inspector"),
+		notify: o.Notify, now: now, hooks: hs, ctx: ctx, cancel: cancel,
+	}, nil
+}
+
+// Close stops background work (manage_boot reboots) and waits for it.
+func (s *Service) Close() {
+	s.cancel()
+	s.bg.Wait()
+}
+
+func (s *Service) lockNode(uuid string) func() {
+	m, _ := s.nodeMu.LoadOrStore(uuid, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+// introspectable are the provision states in which introspection may start.
+var introspectable = []string{states.Enroll, states.Manageable, states.Inspecting, states.InspectWait, states.InspectFailed}
+
+// Start begins an introspection of a node. With manageBoot the inspector
+// sets the boot device and reboots the node itself (the old path); without,
+// it only waits for the report. token, when set, must come back with the
+// report.
+func (s *Service) Start(ctx context.Context, ident string, manageBoot bool, token string) error {
+	node, ports, err := s.bm.Node(ctx, ident)
+	if errors.Is(err, ErrNodeNotFound) {
+		return errorf(http.StatusNotFound, "Node %s was not found", ident)
+	}
+	if err != nil {
+		return fmt.Errorf("get node %s: %w", ident, err)
+	}
+	allowed := introspectable
+	if s.cfg.Inspector.PermitActiveIntrospection {
+		allowed = append(slices.Clone(allowed), states.Active, "rescue")
+	}
+	if !slices.Contains(allowed, node.ProvisionState) {
+		return errorf(http.StatusBadRequest, "Node %s has invalid provision state %q, valid states are %s",
+			node.UUID, node.ProvisionState, strings.Join(allowed, ", "))
+	}
+	if manageBoot && !s.cfg.Inspector.CanManageBoot {
+		return errorf(http.StatusBadRequest, "Managed boot is requested, but this installation cannot manage boot ([inspector]can_manage_boot is false)")
+	}
+	unlock := s.lockNode(node.UUID)
+	defer unlock()
+	in := &store.Introspection{
+		NodeUUID: node.UUID, ManageBoot: manageBoot, StartedAt: s.now().UTC(), UpdatedAt: s.now().UTC(),
+		LookupMACs: portMACs(ports), LookupBMC: bmcAddresses(ctx, node),
+	}
+	if len(in.LookupMACs) == 0 && len(in.LookupBMC) == 0 {
+		return errorf(http.StatusBadRequest, "No lookup attributes were found for node %s, inspector won't be able to find it after introspection, consider creating ironic ports or providing an IPMI address", node.UUID)
+	}
+	if token != "" {
+		h := sha256.Sum256([]byte(token))
+		in.TokenHash = h[:]
+	}
+	in.State = StateWaiting
+	if manageBoot {
+		in.State = StateStarting
+	}
+	if err := s.store.SaveIntrospection(ctx, in); err != nil {
+		return fmt.Errorf("save introspection of node %s: %w", node.UUID, err)
+	}
+	s.log.Info("introspection started", "node", node.UUID, "manage_boot", manageBoot, "token", token != "")
+	if manageBoot {
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			s.bootForIntrospection(node.UUID)
+		}()
+	}
+	return nil
+}
+
+// bootForIntrospection is the old path: PXE once, then reboot, after
+// [inspector]introspection_delay.
+func (s *Service) bootForIntrospection(nodeUUID string) {
+	ctx := s.ctx
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(time.Duration(s.cfg.Inspector.IntrospectionDelay) * time.Second):
+	}
+	err := s.bm.SetBootDevice(ctx, nodeUUID, baremetal.BootDevicePXE, false)
+	if err == nil {
+		err = s.bm.SetPowerState(ctx, nodeUUID, baremetal.PowerReboot)
+	}
+	unlock := s.lockNode(nodeUUID)
+	defer unlock()
+	in, gerr := s.store.GetIntrospection(ctx, nodeUUID)
+	if gerr != nil || in.State != StateStarting {
+		return
+	}
+	if err != nil {
+		s.finish(ctx, in, fmt.Sprintf("Failed to reboot node %s for introspection: %v", nodeUUID, err))
+		return
+	}
+	in.State, in.UpdatedAt = StateWaiting, s.now().UTC()
+	if err := s.store.SaveIntrospection(ctx, in); err != nil {
+		s.log.Error("cannot save introspection", "node", nodeUUID, "error", err)
+	}
+}
+
+// finish ends an introspection, with an error message or without, powers
+// the node off when the inspector manages boot, and notifies the conductor.
+func (s *Service) finish(ctx context.Context, in *store.Introspection, errMsg string) {
+	now := s.now().UTC()
+	in.FinishedAt, in.UpdatedAt, in.Error = &now, now, errMsg
+	in.State = StateFinished
+	if errMsg != "" {
+		in.State = StateError
+	}
+	if err := s.store.SaveIntrospection(context.WithoutCancel(ctx), in); err != nil {
+		s.log.Error("cannot save introspection", "node", in.NodeUUID, "error", err)
+	}
+	if in.ManageBoot {
+		if err := s.bm.SetPowerState(context.WithoutCancel(ctx), in.NodeUUID, baremetal.PowerOff); err != nil {
+			s.log.Warn("cannot power off node after introspection", "node", in.NodeUUID, "error", err)
+		}
+	}
+	s.log.Info("introspection ended", "node", in.NodeUUID, "state", in.State, "error", errMsg)
+	if s.notify != nil {
+		s.notify(in.NodeUUID)
+	}
+}
+
+// Status returns a node's introspection.
+func (s *Service) Status(ctx context.Context, ident string) (*store.Introspection, error) {
+	uuid, err := s.resolve(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.store.GetIntrospection(ctx, uuid)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errorf(http.StatusNotFound, "Introspection for node %s not found", ident)
+	}
+	return in, err
+}
+
+// resolve maps a node name to its UUID; UUIDs pass through so a status
+// query needs no bare metal API call.
+func (s *Service) resolve(ctx context.Context, ident string) (string, error) {
+	if looksLikeUUID(ident) {
+		return strings.ToLower(ident), nil
+	}
+	n, _, err := s.bm.Node(ctx, ident)
+	if errors.Is(err, ErrNodeNotFound) {
+		return "", errorf(http.StatusNotFound, "Node %s was not found", ident)
+	}
+	if err != nil {
+		return "", err
+	}
+	return n.UUID, nil
+}
+
+func looksLikeUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case strings.ContainsRune("0123456789abcdefABCDEF", c):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// List returns introspections, newest first.
+func (s *Service) List(ctx context.Context, f store.IntrospectionFilter) ([]*store.Introspection, error) {
+	return s.store.ListIntrospections(ctx, f)
+}
+
+// Abort cancels a running introspection.
+func (s *Service) Abort(ctx context.Context, ident string) error {
+	uuid, err := s.resolve(ctx, ident)
+	if err != nil {
+		return err
+	}
+	unlock := s.lockNode(uuid)
+	defer unlock()
+	in, err := s.store.GetIntrospection(ctx, uuid)
+	if errors.Is(err, store.ErrNotFound) {
+		return errorf(http.StatusNotFound, "Introspection for node %s not found", ident)
+	}
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(activeStates, in.State) {
+		return errorf(http.StatusBadRequest, "Node %s introspection is not active (state %q) and cannot be aborted", uuid, in.State)
+	}
+	s.finish(ctx, in, "Canceled by operator")
+	return nil
+}
+
+// Data returns the stored processed ("processed") or raw ("raw") report.
+func (s *Service) Data(ctx context.Context, ident, kind string) ([]byte, error) {
+	if s.cfg.Processing.StoreData == "none" {
+		return nil, errorf(http.StatusNotFound, "Inspector is not configured to store data. Set the [processing]store_data configuration option to change this.")
+	}
+	uuid, err := s.resolve(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.store.GetIntrospectionData(ctx, uuid, kind)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errorf(http.StatusNotFound, "Introspection data not found for node %s", ident)
+	}
+	return b, err
+}
+
+// CheckTimeouts moves introspections active for longer than [DEFAULT]timeout to error.
+func (s *Service) CheckTimeouts(ctx context.Context) {
+	limit := time.Duration(s.cfg.Default.Timeout) * time.Second
+	if limit <= 0 {
+		return
+	}
+	ins, err := s.store.ListIntrospections(ctx, store.IntrospectionFilter{State: activeStates})
+	if err != nil {
+		s.log.Error("list active introspections", "error", err)
+		return
+	}
+	deadline := s.now().Add(-limit)
+	for _, in := range ins {
+		if in.StartedAt.After(deadline) {
+			continue
+		}
+		unlock := s.lockNode(in.NodeUUID)
+		cur, err := s.store.GetIntrospection(ctx, in.NodeUUID)
+		if err == nil && slices.Contains(activeStates, cur.State) && !cur.StartedAt.After(deadline) {
+			s.finish(ctx, cur, "Introspection timeout")
+		}
+		unlock()
+	}
+}
+
+// Run runs the periodic timeout check until ctx is done.
+func (s *Service) Run(ctx context.Context) {
+	t := time.NewTicker(60 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.CheckTimeouts(ctx)
+		}
+	}
+}
+
+func portMACs(ports []*baremetal.Port) []string {
+	var macs []string
+	for _, p := range ports {
+		macs = append(macs, strings.ToLower(p.Address))
+	}
+	return macs
+}
+
+// bmcAddressFields are the driver_info keys upstream's ipmi_address_fields
+// read, in order.
+var bmcAddressFields = []string{"ipmi_address", "redfish_address", "ilo_address", "drac_host", "drac_address", "ibmc_address"}
+
+// bmcAddresses returns the node's BMC IP addresses (v4 and v6) for lookup,
+// resolving a host name with a short timeout.
+func bmcAddresses(ctx context.Context, n *baremetal.Node) []string {
+	var host string
+	for _, f := range bmcAddressFields {
+		if v, ok := n.DriverInfo[f].(string); ok && v != "" {
+			host = v
+			break
+		}
+	}
+	if host == "" {
+		return nil
+	}
+	if u, err := url.Parse(host); err == nil && u.Host != "" {
+		host = u.Hostname()
+	} else if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if ip := net.ParseIP(host); ip != nil {
+		return []string{ip.String()}
+	}
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupIPAddr(rctx, host)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, a := range addrs {
+		out = append(out, a.IP.String())
+	}
+	return out
+}
+
+// applyRules runs the stored introspection rules on the processed data
+// and plans their actions on node. A rule's fail action fails the introspection.
+func (s *Service) applyRules(ctx context.Context, data *hooks.Data, node *hooks.Node) error {
+	stored, err := s.store.ListRules(ctx)
+	if err != nil {
+		return fmt.Errorf("load introspection rules: %w", err)
+	}
+	if len(stored) == 0 {
+		return nil
+	}
+	var rs []*rules.Rule
+	for _, r := range stored {
+		rule, err := rules.Parse(r.Body)
+		if err != nil {
+			s.log.Warn("stored introspection rule does not parse; skipped", "rule", r.UUID, "error", err)
+			continue
+		}
+		rule.UUID = r.UUID
+		rs = append(rs, rule)
+	}
+	applied, err := rules.Apply(rs, data.Map(), node)
+	if err != nil {
+		return err
+	}
+	for _, r := range applied {
+		s.log.Info("introspection rule applied", "node", node.UUID(), "rule", r.UUID)
+	}
+	return nil
+}

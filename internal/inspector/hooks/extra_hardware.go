@@ -1,0 +1,103 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/ferrometal/ferro/internal/inspector/hooks/pyjson"
+)
+
+// extraHardware turns the extra-hardware collector's data, a list of
+// [section, item, key, value] records, into nested objects under extra
+// and drops data (upstream's ExtraHardwareHook, as in Ironic, with
+// [extra_hardware]strict). Values that read as integers become integers.
+type extraHardware struct {
+	noBeforeProcessing
+	*settings
+}
+
+func (extraHardware) Name() string { return "extra_hardware" }
+
+func (h extraHardware) BeforeUpdate(_ context.Context, d *Data, node *Node) error {
+	raw, present := d.Raw["data"]
+	if !present {
+		h.log.Warn("No extra hardware information was received from the ramdisk", "node", node.UUID())
+		return nil
+	}
+	items, valid := raw.([]any)
+	for _, item := range items {
+		rec, ok := item.([]any)
+		valid = valid && ok && (!h.ExtraHardwareStrict || len(rec) == 4)
+	}
+	if !valid {
+		h.log.Warn("Extra hardware data was not in a recognised format, and will not be forwarded to inspection rules", "node", node.UUID())
+		if h.ExtraHardwareStrict {
+			d.dropData = true
+		}
+		return nil
+	}
+
+	converted := map[string]any{}
+	for _, item := range items {
+		if err := addRecord(converted, item.([]any)); err != nil {
+			h.log.Warn("Ignoring invalid extra data item", "node", node.UUID(), "item", pyjson.Repr(item), "error", err)
+		}
+	}
+	d.Extra = converted
+	d.dropData = true
+	return nil
+}
+
+// addRecord stores one [section, item, key, value] record. Like upstream it
+// creates the section and item before finding out that a record is short.
+func addRecord(converted map[string]any, rec []any) error {
+	if len(rec) == 0 {
+		return nil
+	}
+	level := converted
+	for i := range 2 {
+		if i >= len(rec) {
+			return fmt.Errorf("list index out of range")
+		}
+		k, err := dictKey(rec[i])
+		if err != nil {
+			return err
+		}
+		next, ok := level[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			level[k] = next
+		}
+		level = next
+	}
+	if len(rec) < 4 {
+		return fmt.Errorf("list index out of range")
+	}
+	value := rec[3]
+	if i, err := pyjson.Int(value); err == nil {
+		value = json.Number(strconv.FormatInt(i, 10))
+	}
+	k, err := dictKey(rec[2])
+	if err != nil {
+		return err
+	}
+	level[k] = value
+	return nil
+}
+
+// dictKey is the JSON object key a Python dict key becomes.
+func dictKey(v any) (string, error) {
+	switch k := v.(type) {
+	case string:
+		return k, nil
+	case nil:
+		return "null", nil
+	case bool:
+		return strconv.FormatBool(k), nil
+	case []any, map[string]any:
+		return "", fmt.Errorf("unhashable type: %s", pyjson.Repr(v))
+	}
+	return pyjson.Str(v), nil
+}

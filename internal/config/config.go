@@ -219,6 +219,8 @@ type Neutron struct {
 	ProjectName                     string   `ini:"project_name"`
 	UserDomainName                  string   `ini:"user_domain_name"`
 	ProjectDomainName               string   `ini:"project_domain_name"`
+	Token                           string   `ini:"token" secret:"true"`
+	RegionName                      string   `ini:"region_name"`
 	InspectionNetwork               string   `ini:"inspection_network"`
 	InspectionNetworkSecurityGroups []string `ini:"inspection_network_security_groups" delim:","`
 	AddAllPorts                     bool     `ini:"add_all_ports"`

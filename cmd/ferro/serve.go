@@ -18,13 +18,18 @@ import (
 	"syscall"
 	"time"
 
+	inspectorapi "github.com/ferrometal/ferro/internal/api/inspector"
 	"github.com/ferrometal/ferro/internal/api/ironic"
+	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/conductor"
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
+	"github.com/ferrometal/ferro/internal/driver/inspect"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/driver/pxe"
+	"github.com/ferrometal/ferro/internal/inspector"
+	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 )
 
@@ -137,20 +142,67 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}
 	defer db.Close()
 
-	reg := newRegistry(cfg)
-	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log})
+	// The conductor exists in every process: the API and the in-process
+	// inspector take node locks through it even when the conductor role
+	// (periodic tasks, recovery) runs elsewhere.
+	var (
+		cond    *conductor.Conductor
+		insp    *inspector.Service
+		inspAPI http.Handler
+		servers []*http.Server
+	)
+	bgCtx, bgCancel := context.WithCancel(context.Background())
+	defer bgCancel()
+
+	if has(roleInspector) {
+		bm, err := inspectorBareMetal(cfg, db, func() *conductor.Conductor { return cond }, has(roleAPI))
+		if err != nil {
+			return err
+		}
+		notify := func(string) {}
+		if has(roleConductor) {
+			notify = func(uuid string) { cond.NotifyInspectionFinished(uuid) }
+		}
+		insp, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: log, Notify: notify})
+		if err != nil {
+			return err
+		}
+		defer insp.Close()
+		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit})
+		go insp.Run(bgCtx)
+	}
+
+	inspectClient, err := inspectorClient(cfg, inspAPI)
+	if err != nil {
+		return err
+	}
+	reg := newRegistry(cfg, db, inspectClient, log)
+	cond = conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log})
 	if has(roleConductor) {
 		if err := cond.Start(ctx); err != nil {
 			return err
 		}
 	}
 
-	var servers []*http.Server
 	if has(roleAPI) {
 		mux := http.NewServeMux()
 		mux.Handle("/", ironic.New(ironic.Options{Store: db, Conductor: cond, Config: cfg, Log: log, Version: buildVersion()}))
+		if inspAPI != nil {
+			// All-in-one: the inspector's routes on the main port too, so one open port is enough.
+			for _, p := range inspectorapi.Paths() {
+				mux.Handle(p, inspAPI)
+			}
+		}
 		addr := net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port))
 		srv, err := listen(addr, mux, log, "api")
+		if err != nil {
+			return err
+		}
+		servers = append(servers, srv)
+	}
+	if inspAPI != nil && cfg.Inspector.ListenPort != 0 {
+		addr := net.JoinHostPort(cfg.Inspector.ListenAddress, strconv.Itoa(cfg.Inspector.ListenPort))
+		srv, err := listen(addr, inspAPI, log, "inspector")
 		if err != nil {
 			return err
 		}
@@ -169,6 +221,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 			errs = append(errs, fmt.Errorf("stop http server %s: %w", s.Addr, err))
 		}
 	}
+	bgCancel()
 	if has(roleConductor) {
 		if err := cond.Stop(sctx); err != nil {
 			errs = append(errs, err)
@@ -201,7 +254,7 @@ func listen(addr string, h http.Handler, log *slog.Logger, name string) (*http.S
 
 // newRegistry builds the driver registry from [DEFAULT]enabled_* and
 // default_* and registers the implementations built into this binary.
-func newRegistry(cfg *config.Config) *driver.Registry {
+func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, log *slog.Logger) *driver.Registry {
 	enabled := map[string][]string{}
 	defaults := map[string]string{}
 	for _, kind := range driver.Kinds {
@@ -212,7 +265,55 @@ func newRegistry(cfg *config.Config) *driver.Registry {
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
 	pxe.Register(reg, cfg, driver.NoDHCP{})
+	if inspectClient != nil {
+		reg.RegisterInspect("inspector", inspect.New(cfg, inspectClient, db, log))
+	}
 	return reg
+}
+
+// inspectorClient is how the conductor's inspector interface reaches an
+// inspector: [inspector]endpoint_override, else the same-process inspector
+// through its handler (no socket), else none.
+func inspectorClient(cfg *config.Config, local http.Handler) (inspect.Client, error) {
+	o := inspect.ClientOptions{Endpoint: cfg.Inspector.EndpointOverride, AuthType: cfg.Inspector.AuthType,
+		Username: cfg.Inspector.Username, Password: cfg.Inspector.Password}
+	if o.Endpoint == "" {
+		if local == nil {
+			return nil, nil
+		}
+		o.Endpoint = "http://inspector.in-process"
+		o.HTTPClient = &http.Client{Transport: inspect.HandlerTransport{Handler: local}}
+	}
+	return inspect.NewHTTPClient(o)
+}
+
+// inspectorBareMetal is how the inspector reaches the bare metal API:
+// [ironic]endpoint_override over HTTP, else in-process when this process
+// has the API role.
+func inspectorBareMetal(cfg *config.Config, db store.Store, cond func() *conductor.Conductor, hasAPI bool) (inspector.BareMetal, error) {
+	if cfg.Ironic.EndpointOverride != "" {
+		return inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: cfg.Ironic.EndpointOverride,
+			AuthType: cfg.Ironic.AuthType, Username: cfg.Ironic.Username, Password: cfg.Ironic.Password})
+	}
+	if !hasAPI {
+		return nil, errors.New("the inspector role without the api role needs [ironic]endpoint_override")
+	}
+	return &inspector.Local{Store: db, Locker: lazyConductor(cond), Power: lazyConductor(cond), LockedNodeErr: conductor.ErrNodeLocked}, nil
+}
+
+// lazyConductor defers to the conductor built after the inspector.
+type lazyConductor func() *conductor.Conductor
+
+func (l lazyConductor) WithNodeLock(ctx context.Context, ident string, fn func(context.Context, store.Store, *baremetal.Node) error) error {
+	return l().WithNodeLock(ctx, ident, fn)
+}
+
+func (l lazyConductor) ChangePowerState(ctx context.Context, ident, target string, timeout time.Duration) error {
+	return l().ChangePowerState(ctx, ident, target, timeout)
+}
+
+func (l lazyConductor) SetBootDevice(ctx context.Context, ident, device string, persistent bool) error {
+	return l().SetBootDevice(ctx, ident, device, persistent)
 }
 
 // defaultPaths puts the boot file roots under the data directory unless

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetalintrospection/httpbasic"
@@ -79,9 +80,13 @@ func (c *HTTPClient) Start(ctx context.Context, nodeUUID string, manageBoot bool
 		}
 		sc = &withToken
 	}
-	r := introspection.StartIntrospection(ctx, sc, nodeUUID, introspection.StartOpts{ManageBoot: &manageBoot})
-	if r.Err != nil {
-		return fmt.Errorf("start introspection of node %s (manage_boot=%t): %w", nodeUUID, manageBoot, r.Err)
+	// gophercloud's StartIntrospection builds the manage_boot query but
+	// does not send it (v2.16), which would make a real ironic-inspector
+	// reboot the node itself; build the request here.
+	url := sc.ServiceURL("introspection", nodeUUID) + "?manage_boot=" + strconv.FormatBool(manageBoot)
+	_, err := sc.Post(ctx, url, nil, nil, &gophercloud.RequestOpts{OkCodes: []int{http.StatusAccepted}})
+	if err != nil {
+		return fmt.Errorf("start introspection of node %s (manage_boot=%t): %w", nodeUUID, manageBoot, err)
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/driver/pxe"
 	"github.com/ferrometal/ferro/internal/inspector"
+	"github.com/ferrometal/ferro/internal/neutron"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 )
@@ -176,7 +177,10 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	if err != nil {
 		return err
 	}
-	reg := newRegistry(cfg, db, inspectClient, log)
+	reg, err := newRegistry(cfg, db, inspectClient, log)
+	if err != nil {
+		return err
+	}
 	cond = conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log})
 	if has(roleConductor) {
 		if err := cond.Start(ctx); err != nil {
@@ -254,7 +258,7 @@ func listen(addr string, h http.Handler, log *slog.Logger, name string) (*http.S
 
 // newRegistry builds the driver registry from [DEFAULT]enabled_* and
 // default_* and registers the implementations built into this binary.
-func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, log *slog.Logger) *driver.Registry {
+func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, log *slog.Logger) (*driver.Registry, error) {
 	enabled := map[string][]string{}
 	defaults := map[string]string{}
 	for _, kind := range driver.Kinds {
@@ -264,11 +268,33 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
-	pxe.Register(reg, cfg, driver.NoDHCP{})
+
+	// Neutron is optional: without [neutron]url (or Keystone auth) the flat
+	// and neutron interfaces fall back for inspection unless a node names an
+	// inspection network, which is then a validation error.
+	var nc *neutron.Client
+	if cfg.Neutron.URL != "" || cfg.Neutron.AuthURL != "" {
+		c, err := neutron.New(cfg.Neutron, log)
+		if err != nil {
+			return nil, fmt.Errorf("neutron client: %w", err)
+		}
+		nc = c
+	}
+	reg.RegisterNetwork("flat", network.NewFlat(nc, cfg.Neutron))
+	reg.RegisterNetwork("neutron", network.NewNeutron(nc, cfg.Neutron))
+
+	var dhcp driver.DHCP = driver.NoDHCP{}
+	if cfg.DHCP.DHCPProvider == "neutron" {
+		if nc == nil {
+			return nil, errors.New("[dhcp]dhcp_provider=neutron needs [neutron]url or Keystone options")
+		}
+		dhcp = neutron.NewDHCPProvider(nc, time.Duration(cfg.Neutron.PortSetupDelay)*time.Second)
+	}
+	pxe.Register(reg, cfg, dhcp)
 	if inspectClient != nil {
 		reg.RegisterInspect("inspector", inspect.New(cfg, inspectClient, db, log))
 	}
-	return reg
+	return reg, nil
 }
 
 // inspectorClient is how the conductor's inspector interface reaches an

@@ -136,7 +136,8 @@ type settings struct {
 
 // Build returns the hooks named, in that order, configured by cfg. An
 // unknown name, a hook whose dependencies are not enabled before it, or an
-// invalid option is an error.
+// invalid option is an error. The hooks keep no state between runs and are
+// safe for concurrent use.
 func Build(names []string, cfg Config) ([]Hook, error) {
 	s, err := newSettings(cfg)
 	if err != nil {

@@ -18,6 +18,9 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrNodeLocked is returned by ReserveNode when another holder has the node.
 	ErrNodeLocked = errors.New("node locked")
+	// ErrInvalidInput is a request the store cannot run as asked, such as an
+	// unknown sort key or sort direction.
+	ErrInvalidInput = errors.New("invalid input")
 )
 
 // Store is the whole persistence interface. Every method is safe for
@@ -89,6 +92,10 @@ type Store interface {
 	// SaveIntrospectionData stores a raw or processed report ("raw"/"processed").
 	SaveIntrospectionData(ctx context.Context, nodeUUID, kind string, data []byte) error
 	GetIntrospectionData(ctx context.Context, nodeUUID, kind string) ([]byte, error)
+	// LookupIntrospections returns, per node, how many of the given MACs and
+	// BMC addresses its introspection's lookup attributes contain (nodes
+	// with no match are left out).
+	LookupIntrospections(ctx context.Context, macs, bmcs []string) ([]IntrospectionMatch, error)
 
 	// Introspection rules.
 	CreateRule(ctx context.Context, r *Rule) error
@@ -179,6 +186,13 @@ type Introspection struct {
 	// LookupMACs and LookupBMC are the attributes the callback is matched on.
 	LookupMACs []string
 	LookupBMC  []string
+}
+
+// IntrospectionMatch is one result of LookupIntrospections.
+type IntrospectionMatch struct {
+	NodeUUID string
+	Matches  int
+	Finished bool
 }
 
 // IntrospectionFilter selects introspections, newest first by default.

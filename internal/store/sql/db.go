@@ -1,0 +1,374 @@
+// Package sql implements store.Store once for SQLite (modernc.org/sqlite)
+// and PostgreSQL (pgx through database/sql).
+//
+// Each table keeps the columns ferro filters, sorts or enforces uniqueness
+// on as real columns, and the whole object as JSON in a body column, so a new
+// field needs no migration unless it must be queried. The schema is created
+// and upgraded by embedded, numbered migrations when the database is opened.
+//
+// On SQLite, writes go through a single connection whose transactions begin
+// with BEGIN IMMEDIATE, and reads through a pool of read-only connections; in
+// WAL mode readers never wait for the writer. Concurrent writers therefore
+// queue in the process instead of failing with SQLITE_BUSY.
+//
+// On SQLite a function passed to InTx holds the only write connection until
+// it returns: it must use the Store it is given, never the outer one, for
+// writes, or it waits for itself.
+package sql
+
+import (
+	"context"
+	stdsql "database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/store"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+)
+
+// DB is a store.Store on an SQL database. The Store that InTx hands to its
+// function is a *DB bound to the transaction.
+type DB struct {
+	d     *dialect
+	read  *stdsql.DB // the read-only pool on SQLite; the same as write on PostgreSQL
+	write *stdsql.DB
+	now   func() time.Time
+	log   *slog.Logger
+
+	// Prepared statements by query text, per pool; nil when the driver
+	// caches statements itself.
+	readStmts, writeStmts *stmtCache
+
+	// tx is set on the copy of DB that InTx passes to its function.
+	tx *stdsql.Tx
+}
+
+var _ store.Store = (*DB)(nil)
+
+type options struct {
+	log          *slog.Logger
+	now          func() time.Time
+	maxOpenConns int
+}
+
+// An Option configures Open.
+type Option func(*options)
+
+// WithLogger sets the logger; the default discards.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithClock sets the clock used for created_at, updated_at and heartbeats;
+// the default is time.Now.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithMaxOpenConns caps the connection pool: the PostgreSQL pool, or the
+// SQLite read pool (SQLite always has one write connection). The default is
+// 16 on PostgreSQL and max(4, GOMAXPROCS) on SQLite.
+func WithMaxOpenConns(n int) Option { return func(o *options) { o.maxOpenConns = n } }
+
+// Open connects to the database named by connection, a [database]connection
+// URL, and migrates its schema to the current version:
+//
+//	sqlite:///var/lib/ferro/ferro.db
+//	postgresql://ferro:secret@db.example.com/ferro?sslmode=verify-full
+func Open(ctx context.Context, connection string, opts ...Option) (*DB, error) {
+	o := options{log: slog.New(slog.DiscardHandler), now: time.Now}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	d, dsn, err := parseConnection(connection)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{d: d, now: o.now, log: o.log}
+	switch d {
+	case sqliteDialect:
+		if db.write, err = stdsql.Open(d.driver, sqliteDSN(dsn, false)); err != nil {
+			return nil, err
+		}
+		db.write.SetMaxOpenConns(1)
+		db.write.SetMaxIdleConns(1)
+		db.write.SetConnMaxLifetime(0)
+		db.write.SetConnMaxIdleTime(0)
+		// The first connection creates the file and switches it to WAL
+		// before any reader opens it.
+		if err := db.write.PingContext(ctx); err != nil {
+			db.write.Close()
+			return nil, fmt.Errorf("open %s: %w", dsn, err)
+		}
+		if db.read, err = stdsql.Open(d.driver, sqliteDSN(dsn, true)); err != nil {
+			db.write.Close()
+			return nil, err
+		}
+		n := o.maxOpenConns
+		if n <= 0 {
+			n = max(4, runtime.GOMAXPROCS(0))
+		}
+		db.read.SetMaxOpenConns(n)
+		db.read.SetMaxIdleConns(n)
+		db.readStmts = newStmtCache(db.read)
+		db.writeStmts = newStmtCache(db.write)
+	case postgresDialect:
+		if db.write, err = stdsql.Open(d.driver, dsn); err != nil {
+			return nil, err
+		}
+		n := o.maxOpenConns
+		if n <= 0 {
+			n = 16
+		}
+		db.write.SetMaxOpenConns(n)
+		db.write.SetMaxIdleConns(n)
+		db.write.SetConnMaxIdleTime(5 * time.Minute)
+		db.write.SetConnMaxLifetime(time.Hour)
+		db.read = db.write
+		if err := db.write.PingContext(ctx); err != nil {
+			db.write.Close()
+			return nil, fmt.Errorf("connect to %s: %w", redact(connection), err)
+		}
+	}
+	if err := db.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate %s database: %w", d.name, err)
+	}
+	return db, nil
+}
+
+// Engine returns "sqlite" or "postgres".
+func (db *DB) Engine() string { return db.d.name }
+
+// Close closes the database. It is an error to call it on the Store given
+// to an InTx function.
+func (db *DB) Close() error {
+	if db.tx != nil {
+		return errors.New("close called inside a transaction")
+	}
+	var errs []error
+	for _, c := range []*stmtCache{db.readStmts, db.writeStmts} {
+		if c != nil {
+			errs = append(errs, c.close())
+		}
+	}
+	if db.read != db.write {
+		errs = append(errs, db.read.Close())
+	}
+	errs = append(errs, db.write.Close())
+	return errors.Join(errs...)
+}
+
+// InTx runs fn in one transaction. fn's error, or a panic, rolls it back.
+// Called on the Store given to fn, InTx runs fn in the same transaction.
+// PostgreSQL transactions are READ COMMITTED; on SQLite they are serialised.
+// After a failed statement fn should give up and return the error: a
+// PostgreSQL transaction cannot go on after one.
+func (db *DB) InTx(ctx context.Context, fn func(store.Store) error) (err error) {
+	if db.tx != nil {
+		return fn(db)
+	}
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	txdb := *db
+	txdb.tx = tx
+	committed := false
+	defer func() {
+		if !committed {
+			tx.Rollback()
+		}
+	}()
+	if err := fn(&txdb); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit transaction: %w", err)
+	}
+	committed = true
+	return nil
+}
+
+// stamp is the current time as the store keeps it.
+func (db *DB) stamp() time.Time { return normTime(db.now()) }
+
+// normTime is t as the store keeps it: UTC, to the microsecond (PostgreSQL's
+// resolution), without a monotonic reading.
+func normTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC().Truncate(time.Microsecond)
+}
+
+func normTimePtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	n := normTime(*t)
+	return &n
+}
+
+// Query helpers. Reads outside a transaction go to the read pool, writes to
+// the write pool; inside InTx everything goes through the transaction.
+
+func (db *DB) exec(ctx context.Context, q string, args ...any) (stdsql.Result, error) {
+	if stmt, err := db.prepared(ctx, db.writeStmts, q); err != nil {
+		return nil, err
+	} else if stmt != nil {
+		defer db.closeTxStmt(stmt)
+		return stmt.ExecContext(ctx, args...)
+	}
+	if db.tx != nil {
+		return db.tx.ExecContext(ctx, q, args...)
+	}
+	return db.write.ExecContext(ctx, q, args...)
+}
+
+// writeRow runs a write that returns one row (INSERT/UPDATE … RETURNING).
+func (db *DB) writeRow(ctx context.Context, q string, args ...any) *rowScanner {
+	return db.row(ctx, db.writeStmts, db.write, q, args)
+}
+
+func (db *DB) queryRow(ctx context.Context, q string, args ...any) *rowScanner {
+	return db.row(ctx, db.readStmts, db.read, q, args)
+}
+
+func (db *DB) query(ctx context.Context, q string, args ...any) (*stdsql.Rows, error) {
+	cache := db.readStmts
+	if db.tx != nil {
+		cache = db.writeStmts
+	}
+	if stmt, err := db.prepared(ctx, cache, q); err != nil {
+		return nil, err
+	} else if stmt != nil {
+		// A transaction's statement closes with the transaction; rows stay
+		// readable until then.
+		return stmt.QueryContext(ctx, args...)
+	}
+	if db.tx != nil {
+		return db.tx.QueryContext(ctx, q, args...)
+	}
+	return db.read.QueryContext(ctx, q, args...)
+}
+
+func (db *DB) row(ctx context.Context, cache *stmtCache, pool *stdsql.DB, q string, args []any) *rowScanner {
+	if db.tx != nil {
+		cache = db.writeStmts
+	}
+	stmt, err := db.prepared(ctx, cache, q)
+	if err != nil {
+		return &rowScanner{err: err}
+	}
+	if stmt != nil {
+		return &rowScanner{row: stmt.QueryRowContext(ctx, args...), stmt: stmt, db: db}
+	}
+	if db.tx != nil {
+		return &rowScanner{row: db.tx.QueryRowContext(ctx, q, args...)}
+	}
+	return &rowScanner{row: pool.QueryRowContext(ctx, q, args...)}
+}
+
+// rowScanner is a *sql.Row that releases a transaction's statement once scanned.
+type rowScanner struct {
+	row  *stdsql.Row
+	err  error
+	stmt *stdsql.Stmt
+	db   *DB
+}
+
+func (r *rowScanner) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.db != nil {
+		defer r.db.closeTxStmt(r.stmt)
+	}
+	return r.row.Scan(dest...)
+}
+
+// prepared returns the cached statement for q, bound to the transaction if
+// there is one, or nil when q should run unprepared.
+func (db *DB) prepared(ctx context.Context, cache *stmtCache, q string) (*stdsql.Stmt, error) {
+	if cache == nil {
+		return nil, nil
+	}
+	if db.tx != nil {
+		// Never prepare on the pool here: on SQLite the transaction holds
+		// the only write connection. A statement already prepared on that
+		// connection is reused.
+		stmt := db.writeStmts.lookup(q)
+		if stmt == nil {
+			return nil, nil
+		}
+		return db.tx.StmtContext(ctx, stmt), nil
+	}
+	return cache.get(ctx, q)
+}
+
+func (db *DB) closeTxStmt(stmt *stdsql.Stmt) {
+	if db.tx != nil {
+		stmt.Close()
+	}
+}
+
+// stmtCache keeps prepared statements by query text. List queries are
+// built from filters, so the number of distinct texts is bounded but not
+// tiny; past maxCachedStmts new queries simply run unprepared.
+type stmtCache struct {
+	db *stdsql.DB
+	mu sync.RWMutex
+	m  map[string]*stdsql.Stmt
+}
+
+const maxCachedStmts = 512
+
+func newStmtCache(db *stdsql.DB) *stmtCache {
+	return &stmtCache{db: db, m: make(map[string]*stdsql.Stmt)}
+}
+
+func (c *stmtCache) lookup(q string) *stdsql.Stmt {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[q]
+}
+
+func (c *stmtCache) get(ctx context.Context, q string) (*stdsql.Stmt, error) {
+	if stmt := c.lookup(q); stmt != nil {
+		return stmt, nil
+	}
+	c.mu.RLock()
+	full := len(c.m) >= maxCachedStmts
+	c.mu.RUnlock()
+	if full {
+		return nil, nil
+	}
+	// Prepare without holding the lock: preparing may wait for a
+	// connection that a transaction holds.
+	stmt, err := c.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev, ok := c.m[q]; ok {
+		stmt.Close()
+		return prev, nil
+	}
+	c.m[q] = stmt
+	return stmt, nil
+}
+
+func (c *stmtCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for q, stmt := range c.m {
+		errs = append(errs, stmt.Close())
+		delete(c.m, q)
+	}
+	return errors.Join(errs...)
+}

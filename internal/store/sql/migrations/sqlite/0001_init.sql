@@ -1,0 +1,129 @@
+-- ferro's initial schema, SQLite flavour. Keep in step with
+-- ../postgres/0001_init.sql: same tables, columns and index names.
+--
+-- Each main table has the columns ferro filters, sorts or enforces
+-- uniqueness on, plus body: the whole object as JSON. Timestamps are TEXT in
+-- the fixed-width form 2006-01-02T15:04:05.000000Z, so text order is time
+-- order. Empty optional unique values (name, address, instance_uuid) are NULL.
+--
+-- Indexes are limited to lookups, paging, uniqueness and frequent filters:
+-- each one costs every write. Rarer filters (owner, lessee, shard, …) scan;
+-- a later migration can index them when fleets grow.
+
+CREATE TABLE nodes (
+	id              INTEGER PRIMARY KEY,
+	uuid            TEXT NOT NULL UNIQUE,
+	name            TEXT,
+	provision_state TEXT NOT NULL DEFAULT '',
+	driver          TEXT NOT NULL DEFAULT '',
+	maintenance     BOOLEAN NOT NULL DEFAULT FALSE,
+	instance_uuid   TEXT,
+	resource_class  TEXT NOT NULL DEFAULT '',
+	conductor_group TEXT NOT NULL DEFAULT '',
+	fault           TEXT NOT NULL DEFAULT '',
+	owner           TEXT NOT NULL DEFAULT '',
+	lessee          TEXT NOT NULL DEFAULT '',
+	retired         BOOLEAN NOT NULL DEFAULT FALSE,
+	shard           TEXT NOT NULL DEFAULT '',
+	reservation     TEXT,
+	created_at      TEXT NOT NULL,
+	updated_at      TEXT,
+	body            TEXT NOT NULL
+);
+CREATE UNIQUE INDEX nodes_name ON nodes (name) WHERE name IS NOT NULL;
+CREATE UNIQUE INDEX nodes_instance_uuid ON nodes (instance_uuid) WHERE instance_uuid IS NOT NULL;
+CREATE INDEX nodes_provision_state ON nodes (provision_state);
+CREATE INDEX nodes_reservation ON nodes (reservation) WHERE reservation IS NOT NULL;
+CREATE INDEX nodes_created_at ON nodes (created_at, id);
+
+CREATE TABLE portgroups (
+	id         INTEGER PRIMARY KEY,
+	uuid       TEXT NOT NULL UNIQUE,
+	name       TEXT UNIQUE,
+	address    TEXT UNIQUE,
+	node_uuid  TEXT NOT NULL REFERENCES nodes (uuid) ON DELETE CASCADE,
+	created_at TEXT NOT NULL,
+	updated_at TEXT,
+	body       TEXT NOT NULL
+);
+CREATE INDEX portgroups_node_uuid ON portgroups (node_uuid);
+
+CREATE TABLE ports (
+	id             INTEGER PRIMARY KEY,
+	uuid           TEXT NOT NULL UNIQUE,
+	address        TEXT UNIQUE,
+	node_uuid      TEXT NOT NULL REFERENCES nodes (uuid) ON DELETE CASCADE,
+	portgroup_uuid TEXT,
+	created_at     TEXT NOT NULL,
+	updated_at     TEXT,
+	body           TEXT NOT NULL
+);
+CREATE INDEX ports_node_uuid ON ports (node_uuid);
+CREATE INDEX ports_portgroup_uuid ON ports (portgroup_uuid) WHERE portgroup_uuid IS NOT NULL;
+
+CREATE TABLE allocations (
+	id             INTEGER PRIMARY KEY,
+	uuid           TEXT NOT NULL UNIQUE,
+	name           TEXT UNIQUE,
+	node_uuid      TEXT REFERENCES nodes (uuid) ON DELETE CASCADE,
+	resource_class TEXT NOT NULL DEFAULT '',
+	state          TEXT NOT NULL DEFAULT '',
+	owner          TEXT NOT NULL DEFAULT '',
+	created_at     TEXT NOT NULL,
+	updated_at     TEXT,
+	body           TEXT NOT NULL
+);
+CREATE INDEX allocations_node_uuid ON allocations (node_uuid);
+
+CREATE TABLE node_history (
+	id         INTEGER PRIMARY KEY,
+	uuid       TEXT NOT NULL UNIQUE,
+	node_uuid  TEXT NOT NULL REFERENCES nodes (uuid) ON DELETE CASCADE,
+	created_at TEXT NOT NULL,
+	body       TEXT NOT NULL
+);
+CREATE INDEX node_history_node_uuid ON node_history (node_uuid, created_at, id);
+
+CREATE TABLE node_inventory (
+	node_uuid   TEXT PRIMARY KEY REFERENCES nodes (uuid) ON DELETE CASCADE,
+	inventory   TEXT NOT NULL,
+	plugin_data TEXT NOT NULL
+);
+
+CREATE TABLE conductors (
+	hostname        TEXT PRIMARY KEY,
+	conductor_group TEXT NOT NULL DEFAULT '',
+	online          BOOLEAN NOT NULL,
+	drivers         TEXT NOT NULL,
+	created_at      TEXT NOT NULL,
+	last_heartbeat  TEXT NOT NULL
+);
+
+-- Introspections are not tied to nodes: the inspector may serve a remote
+-- Ironic whose nodes are not in this database.
+CREATE TABLE introspections (
+	id          INTEGER PRIMARY KEY,
+	node_uuid   TEXT NOT NULL UNIQUE,
+	state       TEXT NOT NULL,
+	started_at  TEXT NOT NULL,
+	finished_at TEXT,
+	updated_at  TEXT NOT NULL,
+	body        TEXT NOT NULL
+);
+CREATE INDEX introspections_started_at ON introspections (started_at, id);
+
+CREATE TABLE introspection_data (
+	node_uuid TEXT NOT NULL,
+	kind      TEXT NOT NULL,
+	data      BLOB NOT NULL,
+	PRIMARY KEY (node_uuid, kind)
+);
+
+CREATE TABLE rules (
+	id          INTEGER PRIMARY KEY,
+	uuid        TEXT NOT NULL UNIQUE,
+	description TEXT NOT NULL DEFAULT '',
+	scope       TEXT NOT NULL DEFAULT '',
+	created_at  TEXT NOT NULL,
+	body        TEXT NOT NULL
+);

@@ -1,0 +1,262 @@
+package sql
+
+import (
+	"context"
+	stdsql "database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/store"
+)
+
+var nodesTable = &table{
+	name:   "nodes",
+	kind:   "node",
+	marker: "uuid",
+	sorts: standardSorts(map[string]sortColumn{
+		"name":            {col: "name", nullable: true},
+		"provision_state": {col: "provision_state"},
+		"driver":          {col: "driver"},
+	}),
+	defaultSort: "created_at",
+	defaultDir:  "asc",
+}
+
+// nodeType reads nodes. CreatedAt comes from its column, which UpdateNode
+// never writes, and Reservation, which the body does not hold, too.
+var nodeType = objectType[*baremetal.Node]{
+	columns: "reservation, created_at, body",
+	scan: func(row scanner, r *bodyRow) error {
+		return row.Scan(&r.reservation, timeScanner{&r.createdAt}, &r.body)
+	},
+	decode: func(r *bodyRow) (*baremetal.Node, error) {
+		n := new(baremetal.Node)
+		if err := decodeBody(r.body, n); err != nil {
+			return nil, err
+		}
+		n.CreatedAt = r.createdAt
+		n.Reservation = r.reservation.String
+		for _, m := range []*baremetal.JSON{
+			&n.DriverInfo, &n.DriverInternalInfo, &n.Properties, &n.Extra, &n.InstanceInfo,
+			&n.NetworkData, &n.TargetRAIDConfig, &n.RAIDConfig, &n.CleanStep, &n.DeployStep,
+		} {
+			emptyJSON(m)
+		}
+		if n.Interfaces == nil {
+			n.Interfaces = map[string]string{}
+		}
+		emptySlice(&n.Traits)
+		return n, nil
+	},
+}
+
+// normalizeNode puts n's timestamps in the form the store keeps, so that
+// the caller's copy equals what a later read returns.
+func normalizeNode(n *baremetal.Node) {
+	n.CreatedAt = normTime(n.CreatedAt)
+	n.UpdatedAt = normTimePtr(n.UpdatedAt)
+	n.InspectionStartedAt = normTimePtr(n.InspectionStartedAt)
+	n.InspectionFinishedAt = normTimePtr(n.InspectionFinishedAt)
+	n.ProvisionUpdatedAt = normTimePtr(n.ProvisionUpdatedAt)
+}
+
+func nodeValues(n *baremetal.Node) map[string]string {
+	return map[string]string{"uuid": n.UUID, "name": n.Name, "instance_uuid": n.InstanceUUID}
+}
+
+// CreateNode inserts n, giving it a UUID and CreatedAt if it has none.
+func (db *DB) CreateNode(ctx context.Context, n *baremetal.Node) error {
+	if n.UUID == "" {
+		n.UUID = uuid.NewString()
+	}
+	if n.CreatedAt.IsZero() {
+		n.CreatedAt = db.stamp()
+	}
+	normalizeNode(n)
+	body, err := encodeBody(n)
+	if err != nil {
+		return fmt.Errorf("create node %s: %w", n.UUID, err)
+	}
+	_, err = db.exec(ctx, `INSERT INTO nodes (uuid, name, provision_state, driver, maintenance,
+	instance_uuid, resource_class, conductor_group, fault, owner, lessee, retired, shard,
+	reservation, created_at, updated_at, body)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		n.UUID, nullString(n.Name), n.ProvisionState, n.Driver, n.Maintenance,
+		nullString(n.InstanceUUID), n.ResourceClass, n.ConductorGroup, n.Fault, n.Owner, n.Lessee, n.Retired, n.Shard,
+		nullString(n.Reservation), db.d.timeArg(n.CreatedAt), db.d.nullTimeArg(n.UpdatedAt), body)
+	if err != nil {
+		return db.writeError(err, "node", nodeValues(n), "")
+	}
+	return nil
+}
+
+// GetNode returns the node whose UUID or name is ident.
+func (db *DB) GetNode(ctx context.Context, ident string) (*baremetal.Node, error) {
+	n, err := nodeType.one(db.queryRow(ctx, "SELECT "+nodeType.columns+" FROM nodes WHERE "+byUUIDOrName, ident))
+	if errors.Is(err, stdsql.ErrNoRows) {
+		return nil, notFound("node %s could not be found", ident)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get node %s: %w", ident, err)
+	}
+	return n, nil
+}
+
+// ListNodes returns the nodes f selects, one page of them.
+func (db *DB) ListNodes(ctx context.Context, f store.NodeFilter) ([]*baremetal.Node, error) {
+	q := db.newList(nodesTable, nodeType.columns)
+	q.in("provision_state", f.ProvisionState)
+	q.eq("driver", f.Driver)
+	q.boolean("maintenance", f.Maintenance)
+	if f.Associated != nil {
+		if *f.Associated {
+			q.cond("instance_uuid IS NOT NULL")
+		} else {
+			q.cond("instance_uuid IS NULL")
+		}
+	}
+	q.eq("resource_class", f.ResourceClass)
+	if f.ConductorGroup != nil {
+		// "" is a real group: the default one.
+		q.cond("conductor_group = " + q.arg(*f.ConductorGroup))
+	}
+	q.eq("fault", f.Fault)
+	q.eq("owner", f.Owner)
+	q.eq("lessee", f.Lessee)
+	q.eq("instance_uuid", f.InstanceUUID)
+	if f.Reserved != nil {
+		if *f.Reserved {
+			q.cond("reservation IS NOT NULL")
+		} else {
+			q.cond("reservation IS NULL")
+		}
+	}
+	q.boolean("retired", f.Retired)
+	q.in("shard", f.Shard)
+	q.eq("reservation", f.ReservedBy)
+	return list(ctx, q, f.Page, nodeType)
+}
+
+// UpdateNode writes every field of n but Reservation and CreatedAt, and
+// sets n.UpdatedAt. On return n.Reservation and n.CreatedAt are the stored ones.
+func (db *DB) UpdateNode(ctx context.Context, n *baremetal.Node) error {
+	now := db.stamp()
+	n.UpdatedAt = &now
+	normalizeNode(n)
+	body, err := encodeBody(n)
+	if err != nil {
+		return fmt.Errorf("update node %s: %w", n.UUID, err)
+	}
+	var reservation stdsql.NullString
+	err = db.writeRow(ctx, `UPDATE nodes SET name = $2, provision_state = $3, driver = $4,
+	maintenance = $5, instance_uuid = $6, resource_class = $7, conductor_group = $8, fault = $9,
+	owner = $10, lessee = $11, retired = $12, shard = $13, updated_at = $14, body = $15
+WHERE uuid = $1
+RETURNING reservation, created_at`,
+		n.UUID, nullString(n.Name), n.ProvisionState, n.Driver,
+		n.Maintenance, nullString(n.InstanceUUID), n.ResourceClass, n.ConductorGroup, n.Fault,
+		n.Owner, n.Lessee, n.Retired, n.Shard, db.d.timeArg(now), body,
+	).Scan(&reservation, timeScanner{&n.CreatedAt})
+	if errors.Is(err, stdsql.ErrNoRows) {
+		return notFound("node %s could not be found", n.UUID)
+	}
+	if err != nil {
+		return db.writeError(err, "node", nodeValues(n), "")
+	}
+	n.Reservation = reservation.String
+	return nil
+}
+
+// DeleteNode deletes the node; foreign keys delete its ports, portgroups,
+// allocations, history and inventory with it.
+func (db *DB) DeleteNode(ctx context.Context, uuid string) error {
+	res, err := db.exec(ctx, "DELETE FROM nodes WHERE uuid = $1", uuid)
+	if err != nil {
+		return fmt.Errorf("delete node %s: %w", uuid, err)
+	}
+	return mustAffect(res, notFound("node %s could not be found", uuid))
+}
+
+// ReserveNode takes the node's lock for holder in one conditional UPDATE,
+// so that of many concurrent callers exactly one wins.
+func (db *DB) ReserveNode(ctx context.Context, ident, holder string) (*baremetal.Node, error) {
+	if holder == "" {
+		return nil, invalid("reserve node %s: empty holder", ident)
+	}
+	// A retry is needed only if the holder released the node between the
+	// failed UPDATE and the SELECT that looks for who holds it.
+	for range 3 {
+		n, err := nodeType.one(db.writeRow(ctx, `UPDATE nodes SET reservation = $2
+WHERE id = (SELECT id FROM nodes WHERE `+byUUIDOrName+`)
+	AND (reservation IS NULL OR reservation = $2)
+RETURNING `+nodeType.columns, ident, holder))
+		if err == nil {
+			return n, nil
+		}
+		if !errors.Is(err, stdsql.ErrNoRows) {
+			return nil, fmt.Errorf("reserve node %s: %w", ident, err)
+		}
+		var nodeUUID string
+		var current stdsql.NullString
+		err = db.queryRow(ctx, "SELECT uuid, reservation FROM nodes WHERE "+byUUIDOrName, ident).Scan(&nodeUUID, &current)
+		if errors.Is(err, stdsql.ErrNoRows) {
+			return nil, notFound("node %s could not be found", ident)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reserve node %s: %w", ident, err)
+		}
+		if current.Valid && current.String != holder {
+			return nil, locked(nodeUUID, current.String)
+		}
+	}
+	return nil, fmt.Errorf("reserve node %s: the reservation keeps changing: %w", ident, store.ErrNodeLocked)
+}
+
+// ReleaseNode clears the node's reservation if holder has it. Releasing a
+// node nobody holds is not an error; one another holder has is ErrNodeLocked.
+func (db *DB) ReleaseNode(ctx context.Context, uuid, holder string) error {
+	res, err := db.exec(ctx, "UPDATE nodes SET reservation = NULL WHERE uuid = $1 AND reservation = $2", uuid, holder)
+	if err != nil {
+		return fmt.Errorf("release node %s: %w", uuid, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return err
+	}
+	var current stdsql.NullString
+	err = db.queryRow(ctx, "SELECT reservation FROM nodes WHERE uuid = $1", uuid).Scan(&current)
+	switch {
+	case errors.Is(err, stdsql.ErrNoRows):
+		return notFound("node %s could not be found", uuid)
+	case err != nil:
+		return fmt.Errorf("release node %s: %w", uuid, err)
+	case current.Valid && current.String != holder:
+		return locked(uuid, current.String)
+	}
+	return nil
+}
+
+// ReleaseAllReservations clears every reservation holder has, as a
+// conductor does when it starts or stops.
+func (db *DB) ReleaseAllReservations(ctx context.Context, holder string) (int, error) {
+	res, err := db.exec(ctx, "UPDATE nodes SET reservation = NULL WHERE reservation = $1", holder)
+	if err != nil {
+		return 0, fmt.Errorf("release reservations of %s: %w", holder, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// mustAffect returns notFound unless res changed a row.
+func mustAffect(res stdsql.Result, notFound error) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notFound
+	}
+	return nil
+}

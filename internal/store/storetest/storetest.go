@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -150,7 +149,3 @@ func checkPaging[T any](t *testing.T, list page[T], p store.Page, limit int, id 
 		t.Errorf("paging by %q %s with limit %d:\n got %v\nwant %v", p.SortKey, p.SortDir, limit, got, want)
 	}
 }
-
-// after returns a time strictly later than every timestamp stored so far, at
-// the resolution the stores keep (microseconds).
-func after(ts time.Time) time.Time { return ts.Add(time.Millisecond) }

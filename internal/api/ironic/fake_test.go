@@ -212,7 +212,7 @@ func (f *fakeConductor) Allocate(ctx context.Context, allocationUUID string) err
 
 // env is one API under test: the handler, its store and fake conductor.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	h     http.Handler
 	store store.Store
 	cond  *fakeConductor
@@ -221,7 +221,7 @@ type env struct {
 }
 
 // newEnv starts the API over a fresh SQLite store in t.TempDir().
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	cfg := config.Defaults()
 	cfg.Default.Host = "test-host"
@@ -264,7 +264,7 @@ type resp struct {
 	body   []byte
 }
 
-func (r resp) json(t *testing.T) map[string]any {
+func (r resp) json(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(r.body))
@@ -276,7 +276,7 @@ func (r resp) json(t *testing.T) map[string]any {
 }
 
 // fault decodes Ironic's error body: the error_message string holds JSON.
-func (r resp) fault(t *testing.T) map[string]any {
+func (r resp) fault(t testing.TB) map[string]any {
 	t.Helper()
 	var outer map[string]string
 	if err := json.Unmarshal(r.body, &outer); err != nil {

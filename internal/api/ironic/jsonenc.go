@@ -5,9 +5,30 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
+
+// bufPool recycles response buffers: a detailed list of hundreds of nodes
+// is megabytes, and allocating (and zeroing) that per request shows.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// getBuf returns an empty pooled buffer.
+func getBuf() *[]byte {
+	bp := bufPool.Get().(*[]byte)
+	*bp = (*bp)[:0]
+	return bp
+}
+
+// putBuf returns a buffer, keeping the grown one unless it is huge.
+func putBuf(bp *[]byte, b []byte) {
+	if cap(b) > 32<<20 {
+		return
+	}
+	*bp = b[:0]
+	bufPool.Put(bp)
+}
 
 // Responses are rendered by appending JSON to one byte slice, walking
 // precomputed field tables instead of building maps and marshalling them

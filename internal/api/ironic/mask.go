@@ -3,7 +3,7 @@ package ironic
 import (
 	"regexp"
 	"strings"
-	"sync"
+	"sync/atomic"
 )
 
 // Secrets never leave the API. Ironic masks driver_info and instance_info
@@ -29,34 +29,37 @@ var sanitizeKeys = []string{
 const secretMask = "******"
 
 // secretKeys caches the verdict per key name: the same few keys
-// (ipmi_address, ipmi_password, …) repeat on every node of a list.
-var secretKeys struct {
-	sync.RWMutex
-	m map[string]bool
-}
+// (ipmi_address, ipmi_password, …) repeat on every node of a list. Reads
+// are lock-free; a miss copies the map.
+var secretKeys atomic.Pointer[map[string]bool]
 
 // isSecretKey reports whether the value under key k is a secret.
 func isSecretKey(k string) bool {
-	secretKeys.RLock()
-	v, ok := secretKeys.m[k]
-	secretKeys.RUnlock()
-	if ok {
-		return v
+	cur := secretKeys.Load()
+	if cur != nil {
+		if v, ok := (*cur)[k]; ok {
+			return v
+		}
 	}
 	lower := strings.ToLower(k)
-	v = false
+	v := false
 	for _, s := range sanitizeKeys {
 		if strings.Contains(lower, s) {
 			v = true
 			break
 		}
 	}
-	secretKeys.Lock()
-	if secretKeys.m == nil || len(secretKeys.m) > 4096 {
-		secretKeys.m = map[string]bool{}
+	var next map[string]bool
+	if cur == nil || len(*cur) >= 4096 {
+		next = map[string]bool{k: v}
+	} else {
+		next = make(map[string]bool, len(*cur)+1)
+		for kk, vv := range *cur {
+			next[kk] = vv
+		}
+		next[k] = v
 	}
-	secretKeys.m[k] = v
-	secretKeys.Unlock()
+	secretKeys.CompareAndSwap(cur, &next)
 	return v
 }
 

@@ -93,8 +93,11 @@ func (s *server) getNode(rq *request) error {
 			return err
 		}
 	}
-	b := appendNode(make([]byte, 0, 4096), n, rq.render(s), newFieldSet(fields))
-	return rq.writeJSON(http.StatusOK, b)
+	bp := getBuf()
+	b := appendNode(*bp, n, rq.render(s), newFieldSet(fields))
+	err = rq.writeJSON(http.StatusOK, b)
+	putBuf(bp, b)
+	return err
 }
 
 // nodeListArgs are the parameters of GET /v1/nodes.
@@ -285,11 +288,13 @@ func (s *server) listNodes(rq *request, detailPath bool) error {
 	}
 
 	fs := newFieldSet(p.fields)
-	per := 3000
+	bp := getBuf()
+	per := 3200
 	if fs != nil {
 		per = 400
 	}
-	b := append(make([]byte, 0, per*len(nodes)+128), `{"nodes": [`...)
+	b := slices.Grow(*bp, per*len(nodes)+128)
+	b = append(b, `{"nodes": [`...)
 	for i, n := range nodes {
 		if i > 0 {
 			b = append(b, ", "...)
@@ -315,7 +320,10 @@ func (s *server) listNodes(rq *request, detailPath bool) error {
 		b = append(b, `, "next": `...)
 		b = appendString(b, next)
 	}
-	return rq.writeJSON(http.StatusOK, append(b, '}'))
+	b = append(b, '}')
+	err = rq.writeJSON(http.StatusOK, b)
+	putBuf(bp, b)
+	return err
 }
 
 func anySlice(ss []string) []any {
@@ -485,15 +493,17 @@ func (s *server) createNode(rq *request) error {
 	if n.ResourceClass == "" {
 		n.ResourceClass = s.cfg.Default.DefaultResourceClass
 	}
+	n.CreatedAt = s.now().UTC()
 	if err := s.store.CreateNode(rq.ctx(), n); err != nil {
 		return s.nodeConflict(rq.ctx(), err, n, "")
 	}
-	created, err := s.store.GetNode(rq.ctx(), n.UUID)
-	if err != nil {
-		return err
-	}
-	rq.location("nodes/" + created.UUID)
-	return rq.writeJSON(http.StatusCreated, appendNode(make([]byte, 0, 4096), created, rq.render(s), nil))
+	// The node as written is the node as stored: no need to read it back.
+	rq.location("nodes/" + n.UUID)
+	bp := getBuf()
+	b := appendNode(*bp, n, rq.render(s), nil)
+	err = rq.writeJSON(http.StatusCreated, b)
+	putBuf(bp, b)
+	return err
 }
 
 // nodeConflict turns a store conflict on a node write into Ironic's

@@ -183,7 +183,9 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 		return err
 	}
 	fs := newFieldSet(p.fields)
-	b := append(make([]byte, 0, 600*len(ports)+64), `{"ports": [`...)
+	bp := getBuf()
+	b := slices.Grow(*bp, 700*len(ports)+64)
+	b = append(b, `{"ports": [`...)
 	for i, port := range ports {
 		if i > 0 {
 			b = append(b, ", "...)
@@ -221,7 +223,10 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 		b = append(b, `, "next": `...)
 		b = appendString(b, next)
 	}
-	return rq.writeJSON(http.StatusOK, append(b, '}'))
+	b = append(b, '}')
+	err = rq.writeJSON(http.StatusOK, b)
+	putBuf(bp, b)
+	return err
 }
 
 // getPort is GET /v1/ports/{port}.
@@ -476,6 +481,7 @@ func (s *server) createPort(rq *request) error {
 	if p.UUID == "" {
 		p.UUID = uuid.NewString()
 	}
+	p.CreatedAt = s.now().UTC()
 	if _, err := s.store.GetNode(rq.ctx(), p.NodeUUID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return badRequest("Node %s could not be found.", p.NodeUUID)
@@ -507,12 +513,8 @@ func (s *server) createPort(rq *request) error {
 		}
 		return err
 	}
-	created, err := s.store.GetPort(rq.ctx(), p.UUID)
-	if err != nil {
-		return err
-	}
-	rq.location("ports/" + created.UUID)
-	return rq.writeJSON(http.StatusCreated, appendPort(make([]byte, 0, 1024), created, rq.minor, rq.base, nil))
+	rq.location("ports/" + p.UUID)
+	return rq.writeJSON(http.StatusCreated, appendPort(make([]byte, 0, 1024), p, rq.minor, rq.base, nil))
 }
 
 func isAPIError(err error) bool {

@@ -58,6 +58,13 @@ func start(t *testing.T) (*cli, *ferrotest.Server) {
 	return &cli{t: t, bin: bin, endpoint: srv.URL, env: env, dir: home}, srv
 }
 
+// on returns the CLI bound to t, for use in a subtest.
+func (c *cli) on(t *testing.T) *cli {
+	cc := *c
+	cc.t = t
+	return &cc
+}
+
 // result is one finished CLI command.
 type result struct {
 	args           []string
@@ -240,13 +247,23 @@ func TestBaremetalCLI_PortsAndPortgroups(t *testing.T) {
 	expect(t, "port create", port, "52:54:00:ab:cd:ef", "address")
 	expect(t, "port create", port, uuid, "node_uuid")
 
-	ports := c.rows("port", "list", "--node", uuid)
-	if len(ports) != 1 || ports[0]["UUID"] != port["uuid"] || ports[0]["Address"] != "52:54:00:ab:cd:ef" {
-		t.Errorf("port list --node = %v, want the one port %v 52:54:00:ab:cd:ef", ports, port["uuid"])
-	}
-	groups := c.rows("port", "group", "list")
-	if len(groups) != 1 || groups[0]["UUID"] != pg["uuid"] || groups[0]["Name"] != "pg1" {
-		t.Errorf("port group list = %v, want the one group pg1 %v", groups, pg["uuid"])
+	// Each listing on its own, so that one failing does not hide the others.
+	t.Run("port list --node", func(t *testing.T) {
+		ports := c.on(t).rows("port", "list", "--node", uuid)
+		if len(ports) != 1 || ports[0]["UUID"] != port["uuid"] || ports[0]["Address"] != "52:54:00:ab:cd:ef" {
+			t.Errorf("port list --node = %v, want the one port %v 52:54:00:ab:cd:ef", ports, port["uuid"])
+		}
+	})
+	for name, args := range map[string][]string{
+		"port group list":        {"port", "group", "list"},
+		"port group list --node": {"port", "group", "list", "--node", uuid},
+	} {
+		t.Run(name, func(t *testing.T) {
+			groups := c.on(t).rows(args...)
+			if len(groups) != 1 || groups[0]["UUID"] != pg["uuid"] || groups[0]["Name"] != "pg1" {
+				t.Errorf("%s = %v, want the one group pg1 %v", name, groups, pg["uuid"])
+			}
+		})
 	}
 }
 

@@ -32,6 +32,10 @@ type Server struct {
 	URL     string
 	Port    int
 	DataDir string
+	// InspectorURL is the inspector's own listener
+	// ([inspector]listen_port), when the inspector role runs. The
+	// inspector's routes are also served on URL in the all-in-one process.
+	InspectorURL string
 
 	cmd      *exec.Cmd
 	out      *logBuffer
@@ -89,7 +93,9 @@ func WithReadyCheck(check func(ctx context.Context, s *Server) error) Option {
 }
 
 // Start builds ferro (once per test binary) and runs `ferro serve` with a
-// temporary data directory, the API on 127.0.0.1 and a free port. It returns
+// temporary data directory, the API on 127.0.0.1 and a free port, and every
+// other listener on a free loopback port too, so that tests and a developer's
+// own ferro never collide on a default port. It returns
 // when GET / answers 200, and fails the test if that takes more than 30 s or
 // the process exits, showing the process's output.
 func Start(t testing.TB, opts ...Option) *Server {
@@ -109,38 +115,41 @@ func Start(t testing.TB, opts ...Option) *Server {
 		o.dataDir = t.TempDir()
 	}
 
-	// FreePort's port can be taken by someone else before the server binds
-	// it; try another one then, unless the caller chose the port.
+	// FreePort's ports can be taken by someone else before the server binds
+	// them; try other ones then, unless the caller chose the port.
 	for attempt := 1; ; attempt++ {
 		port := o.port
 		if port == 0 {
 			port = FreePort(t)
 		}
-		s, err := start(t, bin, port, &o)
+		s, err := start(t, bin, port, FreePort(t), &o)
 		if err == nil {
 			return s
 		}
 		if o.port == 0 && attempt < 3 && strings.Contains(s.Log(), "address already in use") {
-			t.Logf("ferro serve could not bind port %d, retrying: %v", port, err)
+			t.Logf("ferro serve found a port in use, retrying with others: %v", err)
 			continue
 		}
 		t.Fatalf("start ferro serve: %v\n%s", err, s.logTail())
 	}
 }
 
-func start(t testing.TB, bin string, port int, o *options) (*Server, error) {
+func start(t testing.TB, bin string, port, inspectorPort int, o *options) (*Server, error) {
 	s := &Server{
-		URL:     "http://127.0.0.1:" + strconv.Itoa(port),
-		Port:    port,
-		DataDir: o.dataDir,
-		out:     &logBuffer{},
-		done:    make(chan struct{}),
+		URL:          "http://127.0.0.1:" + strconv.Itoa(port),
+		Port:         port,
+		DataDir:      o.dataDir,
+		InspectorURL: "http://127.0.0.1:" + strconv.Itoa(inspectorPort),
+		out:          &logBuffer{},
+		done:         make(chan struct{}),
 	}
 	args := append([]string{"serve", "--data-dir", o.dataDir}, o.args...)
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Env = append(serverEnv(),
 		"FERRO_API_HOST_IP=127.0.0.1",
 		"FERRO_API_PORT="+strconv.Itoa(port),
+		"FERRO_INSPECTOR_LISTEN_ADDRESS=127.0.0.1",
+		"FERRO_INSPECTOR_LISTEN_PORT="+strconv.Itoa(inspectorPort),
 	)
 	s.cmd.Env = append(s.cmd.Env, o.env...)
 	s.cmd.Dir = o.dataDir

@@ -619,3 +619,93 @@ func (s *server) deleteTraits(rq *request) error {
 	}
 	return rq.writeEmpty(http.StatusNoContent)
 }
+
+// getConsole is GET /v1/nodes/{node}/states/console: ferro has no serial
+// console, so it is never enabled.
+func (s *server) getConsole(rq *request) error {
+	if _, err := rq.queryArgs(); err != nil {
+		return err
+	}
+	n, err := s.node(rq)
+	if err != nil {
+		return err
+	}
+	o := newObj(nil)
+	o.boolean("console_enabled", n.ConsoleEnabled)
+	o.raw("console_info", []byte("null"))
+	return rq.writeJSON(http.StatusOK, o.end())
+}
+
+// listBIOS is GET /v1/nodes/{node}/bios (1.40): ferro caches no BIOS
+// settings, so the list is empty.
+func (s *server) listBIOS(rq *request) error {
+	if rq.minor < v40BIOSInterface {
+		return resourceNotFound()
+	}
+	if _, err := rq.queryArgs("fields", "detail"); err != nil {
+		return err
+	}
+	if _, err := s.node(rq); err != nil {
+		return err
+	}
+	return rq.writeJSON(http.StatusOK, []byte(`{"bios": []}`))
+}
+
+// getBIOSSetting is GET /v1/nodes/{node}/bios/{setting} (1.40).
+func (s *server) getBIOSSetting(rq *request) error {
+	if rq.minor < v40BIOSInterface {
+		return resourceNotFound()
+	}
+	n, err := s.node(rq)
+	if err != nil {
+		return err
+	}
+	return notFound("Node %s doesn't have a BIOS setting '%s'", n.UUID, rq.r.PathValue("setting"))
+}
+
+// listVIFs is GET /v1/nodes/{node}/vifs (1.28): the VIFs recorded on the
+// node's ports and portgroups.
+func (s *server) listVIFs(rq *request) error {
+	if rq.minor < 28 {
+		return resourceNotFound()
+	}
+	if _, err := rq.queryArgs(); err != nil {
+		return err
+	}
+	n, err := s.node(rq)
+	if err != nil {
+		return err
+	}
+	ports, err := s.store.ListPorts(rq.ctx(), store.PortFilter{NodeUUID: n.UUID})
+	if err != nil {
+		return err
+	}
+	pgs, err := s.store.ListPortgroups(rq.ctx(), store.PortgroupFilter{NodeUUID: n.UUID})
+	if err != nil {
+		return err
+	}
+	var vifs []string
+	add := func(internal, extra baremetal.JSON) {
+		for _, v := range []any{internal["tenant_vif_port_id"], extra["vif_port_id"]} {
+			if id, ok := v.(string); ok && id != "" && !slices.Contains(vifs, id) {
+				vifs = append(vifs, id)
+			}
+		}
+	}
+	for _, p := range ports {
+		add(p.InternalInfo, p.Extra)
+	}
+	for _, pg := range pgs {
+		add(pg.InternalInfo, pg.Extra)
+	}
+	b := append(make([]byte, 0, 64+48*len(vifs)), `{"vifs": [`...)
+	for i, id := range vifs {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, `{"id": `...)
+		b = appendString(b, id)
+		b = append(b, '}')
+	}
+	return rq.writeJSON(http.StatusOK, append(b, "]}"...))
+}

@@ -40,6 +40,10 @@ func (s *server) routes() {
 	h("GET /v1/nodes/{node}/history", s.listHistory)
 	h("GET /v1/nodes/{node}/history/{event}", s.getHistoryEvent)
 	h("GET /v1/nodes/{node}/inventory", s.getInventory)
+	h("GET /v1/nodes/{node}/states/console", s.getConsole)
+	h("GET /v1/nodes/{node}/bios", s.listBIOS)
+	h("GET /v1/nodes/{node}/bios/{setting}", s.getBIOSSetting)
+	h("GET /v1/nodes/{node}/vifs", s.listVIFs)
 	h("GET /v1/nodes/{node}/allocation", s.getNodeAllocation)
 	h("DELETE /v1/nodes/{node}/allocation", s.deleteNodeAllocation)
 	h("GET /v1/nodes/{node}/ports", func(rq *request) error { return s.listPorts(rq, false) })
@@ -49,6 +53,7 @@ func (s *server) routes() {
 
 	// Ports.
 	h("GET /v1/ports", func(rq *request) error { return s.listPorts(rq, false) })
+	h("GET /v1/ports/{$}", func(rq *request) error { return s.listPorts(rq, false) })
 	h("GET /v1/ports/detail", func(rq *request) error { return s.listPorts(rq, true) })
 	h("POST /v1/ports", s.createPort)
 	h("GET /v1/ports/{port}", s.getPort)
@@ -57,6 +62,7 @@ func (s *server) routes() {
 
 	// Portgroups.
 	h("GET /v1/portgroups", func(rq *request) error { return s.listPortgroups(rq, false) })
+	h("GET /v1/portgroups/{$}", func(rq *request) error { return s.listPortgroups(rq, false) })
 	h("GET /v1/portgroups/detail", func(rq *request) error { return s.listPortgroups(rq, true) })
 	h("POST /v1/portgroups", s.createPortgroup)
 	h("GET /v1/portgroups/{portgroup}", s.getPortgroup)
@@ -67,6 +73,7 @@ func (s *server) routes() {
 
 	// Allocations.
 	h("GET /v1/allocations", s.listAllocations)
+	h("GET /v1/allocations/{$}", s.listAllocations)
 	h("POST /v1/allocations", s.createAllocation)
 	h("GET /v1/allocations/{allocation}", s.getAllocation)
 	h("PATCH /v1/allocations/{allocation}", s.patchAllocation)
@@ -74,11 +81,14 @@ func (s *server) routes() {
 
 	// Drivers, conductors, chassis, shards.
 	h("GET /v1/drivers", s.listDrivers)
+	h("GET /v1/drivers/{$}", s.listDrivers)
 	h("GET /v1/drivers/{driver}", s.getDriver)
 	h("GET /v1/drivers/{driver}/properties", s.getDriverProperties)
 	h("GET /v1/conductors", s.listConductors)
+	h("GET /v1/conductors/{$}", s.listConductors)
 	h("GET /v1/conductors/{hostname}", s.getConductor)
 	h("GET /v1/chassis", s.listChassis)
+	h("GET /v1/chassis/{$}", s.listChassis)
 	h("GET /v1/chassis/{chassis}", s.getChassis)
 	h("GET /v1/shards", s.listShards)
 }

@@ -371,3 +371,33 @@ func TestChassisAndShards(t *testing.T) {
 	}
 	e.must(404, "GET", "/v1/shards", "1.81", nil)
 }
+
+func TestStates_ConsoleBIOSVIFs(t *testing.T) {
+	e := newEnv(t)
+	id := str(e.createNode(map[string]any{"name": "extras"}), "uuid")
+	if got := e.must(200, "GET", "/v1/nodes/extras/states/console", latest, nil).json(t); got["console_enabled"] != false || got["console_info"] != nil {
+		t.Errorf("console %v", got)
+	}
+	if got := e.must(200, "GET", "/v1/nodes/extras/bios", latest, nil).json(t); len(got["bios"].([]any)) != 0 {
+		t.Errorf("bios %v", got)
+	}
+	e.must(404, "GET", "/v1/nodes/extras/bios", "1.39", nil)
+	e.must(404, "GET", "/v1/nodes/extras/bios/ProcVirtualization", latest, nil)
+	e.must(201, "POST", "/v1/ports", latest, map[string]any{"node_uuid": id, "address": "52:54:00:00:00:01", "extra": map[string]any{"vif_port_id": "vif-1"}})
+	if got := e.must(200, "GET", "/v1/nodes/extras/vifs", latest, nil).json(t); fmt.Sprint(got["vifs"]) != "[map[id:vif-1]]" {
+		t.Errorf("vifs %v", got)
+	}
+	e.must(404, "GET", "/v1/nodes/extras/vifs", "1.27", nil)
+}
+
+func TestRoutes_TrailingSlashAndHead(t *testing.T) {
+	e := newEnv(t)
+	e.createNode(map[string]any{"name": "slash"})
+	for _, path := range []string{"/v1/nodes/", "/v1/ports/", "/v1/portgroups/", "/v1/drivers/", "/v1/allocations/", "/v1/conductors/", "/v1/chassis/"} {
+		e.must(200, "GET", path, latest, nil)
+	}
+	r := e.must(200, "HEAD", "/v1/nodes/slash", latest, nil)
+	if r.header.Get("X-Openstack-Request-Id") == "" {
+		t.Errorf("HEAD lacks request id")
+	}
+}

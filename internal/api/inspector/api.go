@@ -116,7 +116,11 @@ func (a *api) wrap(mux *http.ServeMux) http.Handler {
 		h.Set("X-OpenStack-Ironic-Inspector-API-Maximum-Version", MaxVersion)
 		v, err := negotiate(r.Header.Get(versionHeader))
 		if err != nil {
-			writeError(w, http.StatusNotAcceptable, err.Error())
+			status := http.StatusNotAcceptable
+			if errors.Is(err, errMalformedVersion) {
+				status = http.StatusBadRequest // as ironic-inspector
+			}
+			writeError(w, status, err.Error())
 			return
 		}
 		h.Set(versionHeader, v)
@@ -160,14 +164,17 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// errMalformedVersion is a version header that is not X.Y or latest.
+var errMalformedVersion = errors.New("Malformed API version: expected string in form of X.Y or latest")
+
 // negotiate checks a requested version; "" and "latest" mean the maximum.
 func negotiate(req string) (string, error) {
-	if req == "" || req == "latest" {
+	if req == "" || strings.EqualFold(req, "latest") {
 		return MaxVersion, nil
 	}
 	maj, min, ok := parseVersion(req)
 	if !ok {
-		return "", fmt.Errorf("Malformed API version %q, expected format is X.Y", req)
+		return "", errMalformedVersion
 	}
 	_, maxMin, _ := parseVersion(MaxVersion)
 	if maj != 1 || min > maxMin {

@@ -70,9 +70,11 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 		return "", err
 	}
 	if preErr != nil {
-		msg := hookErrorMessage(preErr)
-		s.finish(ctx, in, msg)
-		return "", errorf(http.StatusBadRequest, "%s", msg)
+		// As upstream: the introspection's error is the failures, the
+		// answer adds what they are.
+		failures := hookFailures(preErr)
+		s.finish(ctx, in, failures)
+		return "", errorf(http.StatusBadRequest, "The following failures happened during running pre-processing hooks:\n%s", failures)
 	}
 	if err := s.process(ctx, in.NodeUUID, data); err != nil {
 		s.finish(ctx, in, err.Error())
@@ -86,8 +88,8 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 	return in.NodeUUID, nil
 }
 
-// hookErrorMessage joins deferred hook failures as upstream does.
-func hookErrorMessage(err error) string {
+// hookFailures joins deferred hook failures, one a line, as upstream does.
+func hookFailures(err error) string {
 	var msgs []string
 	var j interface{ Unwrap() []error }
 	if errors.As(err, &j) {
@@ -97,7 +99,7 @@ func hookErrorMessage(err error) string {
 	} else {
 		msgs = append(msgs, err.Error())
 	}
-	return "The following failures happened during running pre-processing hooks:\n" + strings.Join(msgs, "\n")
+	return strings.Join(msgs, "\n")
 }
 
 // process runs the before-update hooks and the rules on the node, applies
@@ -160,12 +162,23 @@ func (s *Service) lookup(ctx context.Context, rep *inventory.Report) (*store.Int
 	if err != nil {
 		return nil, fmt.Errorf("look up node: %w", err)
 	}
+	// Best match first; the store returns them by node UUID, so ties are
+	// named in a stable order.
+	slices.SortStableFunc(matches, func(a, b store.IntrospectionMatch) int { return b.Matches - a.Matches })
 	// Only introspections that have not finished take part, as upstream's node cache.
+	ended := slices.Clone(matches)
 	matches = slices.DeleteFunc(matches, func(m store.IntrospectionMatch) bool { return m.Finished })
 	if len(matches) == 0 {
+		if len(ended) > 0 {
+			// A late or repeated report for a node whose introspection ended.
+			in, err := s.store.GetIntrospection(ctx, ended[0].NodeUUID)
+			if err != nil {
+				return nil, err
+			}
+			return nil, errorf(http.StatusBadRequest, "Node %s is not waiting for introspection (state %q)", in.NodeUUID, in.State)
+		}
 		return nil, errorf(http.StatusNotFound, "Could not find a node for attributes {'bmc_address': %v, 'mac': %v}", bmcs, macs)
 	}
-	slices.SortFunc(matches, func(a, b store.IntrospectionMatch) int { return b.Matches - a.Matches })
 	if len(matches) > 1 && matches[0].Matches == matches[1].Matches {
 		var ids []string
 		for _, m := range matches {
@@ -237,7 +250,7 @@ func (s *Service) Reapply(ctx context.Context, ident string) error {
 		return err
 	}
 	if err := hooks.RunBeforeProcessing(ctx, s.hooks, data); err != nil {
-		s.finish(ctx, in, hookErrorMessage(err))
+		s.finish(ctx, in, "Pre-processing failures detected reapplying introspection on stored data:\n"+hookFailures(err))
 		return nil
 	}
 	if err := s.process(ctx, uuid, data); err != nil {

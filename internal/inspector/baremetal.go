@@ -72,17 +72,26 @@ func (l *Local) Node(ctx context.Context, ident string) (*baremetal.Node, []*bar
 	return n, ports, nil
 }
 
-// Apply implements BareMetal. The conductor holds a node's lock briefly
-// while moving it to inspect wait, so a locked node is retried for a while.
+// Apply implements BareMetal.
 func (l *Local) Apply(ctx context.Context, nodeUUID string, ch hooks.Changes) error {
 	if ch.IsZero() {
 		return nil
 	}
-	delay := 5 * time.Millisecond
-	for {
-		err := l.Locker.WithNodeLock(ctx, nodeUUID, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
+	return l.retryLocked(ctx, func() error {
+		return l.Locker.WithNodeLock(ctx, nodeUUID, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
 			return applyChanges(ctx, tx, n, ch)
 		})
+	})
+}
+
+// retryLocked calls fn again while it fails because the node is locked, for
+// about 2.5 s: the conductor holds a node's lock briefly (moving it to
+// inspect wait, switching its power), and Ironic's clients retry its 409
+// the same way.
+func (l *Local) retryLocked(ctx context.Context, fn func() error) error {
+	delay := 5 * time.Millisecond
+	for {
+		err := fn()
 		if err == nil || l.LockedNodeErr == nil || !errors.Is(err, l.LockedNodeErr) || delay > 2*time.Second {
 			return err
 		}
@@ -193,12 +202,14 @@ func patch(v any, ops []hooks.PatchOp, allowed map[string]bool) error {
 
 // SetBootDevice implements BareMetal.
 func (l *Local) SetBootDevice(ctx context.Context, nodeUUID, device string, persistent bool) error {
-	return l.Power.SetBootDevice(ctx, nodeUUID, device, persistent)
+	return l.retryLocked(ctx, func() error { return l.Power.SetBootDevice(ctx, nodeUUID, device, persistent) })
 }
 
-// SetPowerState implements BareMetal.
+// SetPowerState implements BareMetal. The conductor switches power in a
+// worker that holds the node's lock, so a power-off right after the
+// reboot this client asked for finds the node locked and is retried.
 func (l *Local) SetPowerState(ctx context.Context, nodeUUID, target string) error {
-	return l.Power.ChangePowerState(ctx, nodeUUID, target, 0)
+	return l.retryLocked(ctx, func() error { return l.Power.ChangePowerState(ctx, nodeUUID, target, 0) })
 }
 
 func orEmpty(m map[string]any) baremetal.JSON {

@@ -1,0 +1,398 @@
+package inspector_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/inspector"
+	"github.com/ferrometal/ferro/internal/inspector/hooks"
+	"github.com/ferrometal/ferro/internal/store"
+	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
+)
+
+// fakeBareMetal is an in-memory bare metal API: nodes and ports by UUID,
+// and a record of what the inspector asked it to do.
+type fakeBareMetal struct {
+	mu      sync.Mutex
+	nodes   map[string]*baremetal.Node
+	ports   map[string][]*baremetal.Port
+	applied map[string][]hooks.Changes
+	calls   []string // "power <uuid> <state>", "boot <uuid> <device>"
+	failOn  string   // a call prefix that fails
+}
+
+func newFakeBareMetal() *fakeBareMetal {
+	return &fakeBareMetal{nodes: map[string]*baremetal.Node{}, ports: map[string][]*baremetal.Port{},
+		applied: map[string][]hooks.Changes{}}
+}
+
+func (f *fakeBareMetal) add(n *baremetal.Node, macs ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nodes[n.UUID] = n
+	for _, mac := range macs {
+		f.ports[n.UUID] = append(f.ports[n.UUID], &baremetal.Port{UUID: uuid.NewString(), Address: mac, NodeUUID: n.UUID,
+			PXEEnabled: true, LocalLinkConnection: baremetal.JSON{}, Extra: baremetal.JSON{}, InternalInfo: baremetal.JSON{}})
+	}
+}
+
+func (f *fakeBareMetal) Node(_ context.Context, ident string) (*baremetal.Node, []*baremetal.Port, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, n := range f.nodes {
+		if n.UUID == ident || (n.Name != "" && n.Name == ident) {
+			c := *n
+			var ps []*baremetal.Port
+			for _, p := range f.ports[n.UUID] {
+				pc := *p
+				ps = append(ps, &pc)
+			}
+			return &c, ps, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("%w: %s", inspector.ErrNodeNotFound, ident)
+}
+
+func (f *fakeBareMetal) Apply(_ context.Context, nodeUUID string, ch hooks.Changes) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.applied[nodeUUID] = append(f.applied[nodeUUID], ch)
+	return nil
+}
+
+func (f *fakeBareMetal) record(call string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, call)
+	if f.failOn != "" && strings.HasPrefix(call, f.failOn) {
+		return errors.New("BMC unreachable")
+	}
+	return nil
+}
+
+func (f *fakeBareMetal) SetBootDevice(_ context.Context, nodeUUID, device string, _ bool) error {
+	return f.record("boot " + nodeUUID + " " + device)
+}
+
+func (f *fakeBareMetal) SetPowerState(_ context.Context, nodeUUID, target string) error {
+	return f.record("power " + nodeUUID + " " + target)
+}
+
+func (f *fakeBareMetal) callLog() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+func (f *fakeBareMetal) appliedTo(nodeUUID string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.applied[nodeUUID])
+}
+
+// clock is a settable time source.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+type svcRig struct {
+	svc      *inspector.Service
+	store    store.Store
+	bm       *fakeBareMetal
+	clock    *clock
+	mu       sync.Mutex
+	notified []string
+}
+
+func (r *svcRig) notifications() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.notified)
+}
+
+// newSvcRig builds the service on SQLite with the fake bare metal API.
+func newSvcRig(t testing.TB, tweak ...func(*config.Config)) *svcRig {
+	t.Helper()
+	db, err := sqlstore.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cfg := config.Defaults()
+	cfg.Inspector.IntrospectionDelay = 0
+	for _, f := range tweak {
+		f(cfg)
+	}
+	r := &svcRig{store: db, bm: newFakeBareMetal(), clock: &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	r.svc, err = inspector.New(inspector.Options{Store: db, BareMetal: r.bm, Config: cfg,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock.Now,
+		Notify: func(id string) {
+			r.mu.Lock()
+			r.notified = append(r.notified, id)
+			r.mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.svc.Close)
+	return r
+}
+
+func (r *svcRig) node(macs ...string) *baremetal.Node {
+	n := &baremetal.Node{UUID: uuid.NewString(), Driver: "fake-hardware", ProvisionState: "manageable",
+		DriverInfo: baremetal.JSON{}, DriverInternalInfo: baremetal.JSON{}, Properties: baremetal.JSON{}, Extra: baremetal.JSON{}}
+	r.bm.add(n, macs...)
+	return n
+}
+
+func (r *svcRig) introspection(t testing.TB, id string) *store.Introspection {
+	t.Helper()
+	in, err := r.store.GetIntrospection(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func readFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "ipa", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestCheckTimeouts_EndsStuckIntrospectionsOnly(t *testing.T) {
+	r := newSvcRig(t) // [DEFAULT]timeout 3600 s
+	ctx := context.Background()
+	stuck := r.node("52:54:00:00:00:01")
+	managed := r.node("52:54:00:00:00:02")
+	fresh := r.node("52:54:00:00:00:03")
+	done := r.node("52:54:00:00:00:04")
+	if err := r.svc.Start(ctx, stuck.UUID, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.svc.Start(ctx, managed.UUID, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.svc.Start(ctx, done.UUID, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.svc.Abort(ctx, done.UUID); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, r, managed.UUID, inspector.StateWaiting)
+	r.clock.advance(3599 * time.Second)
+	if err := r.svc.Start(ctx, fresh.UUID, false, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	r.svc.CheckTimeouts(ctx) // 3599 s: nothing is due
+	for _, id := range []string{stuck.UUID, managed.UUID} {
+		if in := r.introspection(t, id); in.State != inspector.StateWaiting {
+			t.Fatalf("introspection of %s ended early: %+v", id, in)
+		}
+	}
+	r.clock.advance(2 * time.Second)
+	r.svc.CheckTimeouts(ctx)
+	for _, id := range []string{stuck.UUID, managed.UUID} {
+		in := r.introspection(t, id)
+		if in.State != inspector.StateError || in.Error != "Introspection timeout" || in.FinishedAt == nil {
+			t.Errorf("introspection of %s after the timeout: %+v", id, in)
+		}
+	}
+	if in := r.introspection(t, fresh.UUID); in.State != inspector.StateWaiting {
+		t.Errorf("fresh introspection ended: %+v", in)
+	}
+	if in := r.introspection(t, done.UUID); in.Error != "Canceled by operator" {
+		t.Errorf("ended introspection changed: %+v", in)
+	}
+	// Only the managed one is powered off by the inspector; the conductor
+	// is told about both.
+	wantCalls := []string{"boot " + managed.UUID + " pxe", "power " + managed.UUID + " " + baremetal.PowerReboot, "power " + managed.UUID + " " + baremetal.PowerOff}
+	if diff := cmp.Diff(wantCalls, r.bm.callLog()); diff != "" {
+		t.Errorf("bare metal calls (-want +got):\n%s", diff)
+	}
+	got := r.notifications()
+	for _, id := range []string{stuck.UUID, managed.UUID, done.UUID} {
+		if !slices.Contains(got, id) {
+			t.Errorf("conductor not notified about %s: %v", id, got)
+		}
+	}
+	if slices.Contains(got, fresh.UUID) {
+		t.Errorf("conductor notified about the running introspection of %s", fresh.UUID)
+	}
+}
+
+func waitState(t testing.TB, r *svcRig, id, state string) *store.Introspection {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		in := r.introspection(t, id)
+		if in.State == state {
+			return in
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("introspection of %s: %+v, want state %s", id, in, state)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func TestStart_ManagedBootFailureEndsIntrospection(t *testing.T) {
+	r := newSvcRig(t)
+	r.bm.failOn = "power"
+	n := r.node("52:54:00:00:00:01")
+	if err := r.svc.Start(context.Background(), n.UUID, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	in := waitState(t, r, n.UUID, inspector.StateError)
+	if want := "Failed to reboot node " + n.UUID + " for introspection: BMC unreachable"; in.Error != want {
+		t.Errorf("error %q, want %q", in.Error, want)
+	}
+}
+
+func TestStart_RestartReplacesLookupAttributesAndToken(t *testing.T) {
+	r := newSvcRig(t)
+	ctx := context.Background()
+	n := r.node("52:54:00:00:00:01")
+	if err := r.svc.Start(ctx, n.UUID, false, "first"); err != nil {
+		t.Fatal(err)
+	}
+	// The operator replaced the NIC and restarted without a token.
+	r.bm.mu.Lock()
+	r.bm.ports[n.UUID][0].Address = "52:54:00:00:00:99"
+	r.bm.mu.Unlock()
+	if err := r.svc.Start(ctx, n.UUID, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	in := r.introspection(t, n.UUID)
+	if diff := cmp.Diff([]string{"52:54:00:00:00:99"}, in.LookupMACs); diff != "" {
+		t.Errorf("lookup MACs (-want +got):\n%s", diff)
+	}
+	if in.TokenHash != nil {
+		t.Errorf("token of the previous introspection kept")
+	}
+	matches, err := r.store.LookupIntrospections(ctx, []string{"52:54:00:00:00:01"}, nil)
+	if err != nil || len(matches) != 0 {
+		t.Errorf("old MAC still finds the node: %v %v", matches, err)
+	}
+}
+
+func TestReapply_PreProcessingFailureKeepsUpstreamMessage(t *testing.T) {
+	r := newSvcRig(t)
+	ctx := context.Background()
+	n := r.node("52:54:00:12:34:56")
+	if err := r.svc.Start(ctx, n.UUID, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.svc.Continue(ctx, readFixture(t, "ramdisk-error.json"), ""); err == nil {
+		t.Fatal("a ramdisk error was accepted")
+	}
+	if err := r.svc.Reapply(ctx, n.UUID); err != nil {
+		t.Fatal(err)
+	}
+	in := r.introspection(t, n.UUID)
+	want := "Pre-processing failures detected reapplying introspection on stored data:\n" +
+		"Preprocessing hook ramdisk_error: Ramdisk reported error: The following errors were encountered:\n" +
+		"* collector lldp failed: [Errno 19] No such device: 'eth1'"
+	if in.State != inspector.StateError || in.Error != want {
+		t.Errorf("introspection %q %q\nwant error %q", in.State, in.Error, want)
+	}
+	if r.bm.appliedTo(n.UUID) != 0 {
+		t.Error("a failed reapply changed the node")
+	}
+}
+
+// lockingPower is a NodeLocker and PowerManager whose node is locked for
+// the first busy calls, as the conductor's node is while a power change it
+// was asked for runs in a worker.
+type lockingPower struct {
+	mu    sync.Mutex
+	busy  int
+	calls []string
+}
+
+var errLocked = errors.New("node locked")
+
+func (l *lockingPower) try(call string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, call)
+	if l.busy > 0 {
+		l.busy--
+		return fmt.Errorf("node n1 is locked by host c1: %w", errLocked)
+	}
+	return nil
+}
+
+func (l *lockingPower) WithNodeLock(ctx context.Context, ident string, fn func(context.Context, store.Store, *baremetal.Node) error) error {
+	return l.try("lock " + ident)
+}
+
+func (l *lockingPower) ChangePowerState(_ context.Context, ident, target string, _ time.Duration) error {
+	return l.try("power " + ident + " " + target)
+}
+
+func (l *lockingPower) SetBootDevice(_ context.Context, ident, device string, _ bool) error {
+	return l.try("boot " + ident + " " + device)
+}
+
+func TestLocal_RetriesWhileTheNodeIsLocked(t *testing.T) {
+	ctx := context.Background()
+	changes := hooks.Changes{NodePatch: []hooks.PatchOp{{Op: "add", Path: "/properties/cpus", Value: "2"}}}
+	for _, tc := range []struct {
+		name string
+		call func(l *inspector.Local) error
+	}{
+		{"power", func(l *inspector.Local) error { return l.SetPowerState(ctx, "n1", baremetal.PowerOff) }},
+		{"boot device", func(l *inspector.Local) error { return l.SetBootDevice(ctx, "n1", baremetal.BootDevicePXE, false) }},
+		{"apply", func(l *inspector.Local) error { return l.Apply(ctx, "n1", changes) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lp := &lockingPower{busy: 2}
+			l := &inspector.Local{Locker: lp, Power: lp, LockedNodeErr: errLocked}
+			if err := tc.call(l); err != nil {
+				t.Fatalf("error %v after the lock was released", err)
+			}
+			if len(lp.calls) != 3 {
+				t.Errorf("calls %v, want two refusals and a success", lp.calls)
+			}
+			// Without a way to recognise a lock, the first error is final.
+			lp = &lockingPower{busy: 1}
+			l = &inspector.Local{Locker: lp, Power: lp}
+			if err := tc.call(l); !errors.Is(err, errLocked) || len(lp.calls) != 1 {
+				t.Errorf("without LockedNodeErr: %v after %v", err, lp.calls)
+			}
+		})
+	}
+}

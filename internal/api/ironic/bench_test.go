@@ -104,16 +104,18 @@ func BenchmarkRenderNodes500(b *testing.B) {
 		}
 	}
 	b.ReportAllocs()
+	bp := getBuf()
 	for b.Loop() {
-		buf := append(make([]byte, 0, 3000*len(nodes)), `{"nodes": [`...)
+		buf := append((*bp)[:0], `{"nodes": [`...)
 		for i, n := range nodes {
 			if i > 0 {
 				buf = append(buf, ", "...)
 			}
 			buf = appendNode(buf, n, rc, nil)
 		}
-		_ = append(buf, "]}"...)
+		*bp = append(buf, "]}"...)
 	}
+	b.SetBytes(int64(len(*bp)))
 }
 
 // emptyConductorStore answers ListConductors with nothing.

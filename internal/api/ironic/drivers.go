@@ -25,7 +25,7 @@ func (s *server) appendDriver(b []byte, name string, hosts []string, rq *request
 	o.b = appendLinks(o.b, rq.base, "drivers", name)
 	if rq.minor >= v14StatesLinks {
 		o.key("properties")
-		o.b = appendLinks(o.b, rq.base, "drivers", name+"/properties")
+		o.b = appendSubLinks(o.b, rq.base, "drivers", name, "/properties")
 	}
 	if rq.minor >= v30DynamicDrivers {
 		o.str("type", "dynamic")

@@ -310,18 +310,26 @@ type link struct {
 // appendLinks appends Ironic's self and bookmark links for a resource:
 // base/v1/<resource>/<args> and base/<resource>/<args>.
 func appendLinks(b []byte, base, resource, args string) []byte {
+	return appendSubLinks(b, base, resource, args, "")
+}
+
+// appendSubLinks is appendLinks for <args><suffix>, without building the
+// joined string.
+func appendSubLinks(b []byte, base, resource, args, suffix string) []byte {
 	b = append(b, `[{"href": "`...)
 	b = appendURLPart(b, base)
 	b = append(b, "/v1/"...)
 	b = append(b, resource...)
 	b = append(b, '/')
 	b = appendURLPart(b, args)
+	b = append(b, suffix...)
 	b = append(b, `", "rel": "self"}, {"href": "`...)
 	b = appendURLPart(b, base)
 	b = append(b, '/')
 	b = append(b, resource...)
 	b = append(b, '/')
 	b = appendURLPart(b, args)
+	b = append(b, suffix...)
 	return append(b, `", "rel": "bookmark"}]`...)
 }
 
@@ -372,6 +380,15 @@ func (o *objWriter) key(name string) {
 	o.b = append(o.b, '"')
 	o.b = append(o.b, name...)
 	o.b = append(o.b, `": `...)
+}
+
+// keyed appends a precomputed `"name": ` member prefix.
+func (o *objWriter) keyed(prefix string) {
+	if !o.first {
+		o.b = append(o.b, ", "...)
+	}
+	o.first = false
+	o.b = append(o.b, prefix...)
 }
 
 func (o *objWriter) str(name, v string)          { o.key(name); o.b = appendString(o.b, v) }

@@ -162,6 +162,15 @@ var nodeFieldMin = func() map[string]int {
 	return m
 }()
 
+// nodeFieldPrefix holds `"name": ` for each of nodeFields.
+var nodeFieldPrefix = func() []string {
+	p := make([]string, len(nodeFields))
+	for i, f := range nodeFields {
+		p[i] = `"` + f.name + `": `
+	}
+	return p
+}()
+
 // defaultNodeFields are the fields of GET /v1/nodes without detail.
 var defaultNodeFields = []string{"instance_uuid", "maintenance", "power_state", "provision_state", "uuid", "name"}
 
@@ -201,25 +210,25 @@ func appendNode(b []byte, n *baremetal.Node, rc *renderCtx, fs fieldSet) []byte 
 		if rc.minor < f.min || !fs.want(f.name) {
 			continue
 		}
-		o.key(f.name)
+		o.keyed(nodeFieldPrefix[i])
 		o.b = f.write(o.b, n, rc)
 	}
 	o.key("links")
 	o.b = appendLinks(o.b, rc.base, "nodes", n.UUID)
 	if fs == nil {
 		o.key("ports")
-		o.b = appendLinks(o.b, rc.base, "nodes", n.UUID+"/ports")
+		o.b = appendSubLinks(o.b, rc.base, "nodes", n.UUID, "/ports")
 		if rc.minor >= v14StatesLinks {
 			o.key("states")
-			o.b = appendLinks(o.b, rc.base, "nodes", n.UUID+"/states")
+			o.b = appendSubLinks(o.b, rc.base, "nodes", n.UUID, "/states")
 		}
 		if rc.minor >= v24PortgroupSubcontrol {
 			o.key("portgroups")
-			o.b = appendLinks(o.b, rc.base, "nodes", n.UUID+"/portgroups")
+			o.b = appendSubLinks(o.b, rc.base, "nodes", n.UUID, "/portgroups")
 		}
 		if rc.minor >= v32Volume {
 			o.key("volume")
-			o.b = appendLinks(o.b, rc.base, "nodes", n.UUID+"/volume")
+			o.b = appendSubLinks(o.b, rc.base, "nodes", n.UUID, "/volume")
 		}
 	}
 	return o.end()

@@ -61,7 +61,7 @@ func appendPortgroup(b []byte, pg *baremetal.Portgroup, minor int, base string, 
 	o.b = appendLinks(o.b, base, "portgroups", pg.UUID)
 	if fs == nil {
 		o.key("ports")
-		o.b = appendLinks(o.b, base, "portgroups", pg.UUID+"/ports")
+		o.b = appendSubLinks(o.b, base, "portgroups", pg.UUID, "/ports")
 	}
 	return o.end()
 }

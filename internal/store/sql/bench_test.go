@@ -59,9 +59,12 @@ func BenchmarkCreateNode(b *testing.B) {
 	}
 }
 
+// BenchmarkCreateNodeParallel is many API clients creating nodes at once:
+// the SQLite writer commits their inserts in groups.
 func BenchmarkCreateNodeParallel(b *testing.B) {
 	db := openSQLite(b)
 	ctx := context.Background()
+	b.SetParallelism(8) // 8 goroutines per CPU
 	b.ReportAllocs()
 	var seq atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {

@@ -44,6 +44,9 @@ type DB struct {
 	// Prepared statements by query text, per pool; nil when the driver
 	// caches statements itself.
 	readStmts, writeStmts *stmtCache
+	// writer groups concurrent single-statement writes into one commit on
+	// SQLite; nil on PostgreSQL.
+	writer *writer
 
 	// tx is set on the copy of DB that InTx passes to its function.
 	tx *stdsql.Tx
@@ -114,6 +117,7 @@ func Open(ctx context.Context, connection string, opts ...Option) (*DB, error) {
 		db.read.SetMaxIdleConns(n)
 		db.readStmts = newStmtCache(db.read)
 		db.writeStmts = newStmtCache(db.write)
+		db.writer = newWriter(db.write, db.writeStmts)
 	case postgresDialect:
 		if db.write, err = stdsql.Open(d.driver, dsn); err != nil {
 			return nil, err
@@ -147,6 +151,9 @@ func (db *DB) Engine() string { return db.d.name }
 func (db *DB) Close() error {
 	if db.tx != nil {
 		return errors.New("close called inside a transaction")
+	}
+	if db.writer != nil {
+		db.writer.close()
 	}
 	var errs []error
 	for _, c := range []*stmtCache{db.readStmts, db.writeStmts} {
@@ -213,9 +220,14 @@ func normTimePtr(t *time.Time) *time.Time {
 }
 
 // Query helpers. Reads outside a transaction go to the read pool, writes to
-// the write pool; inside InTx everything goes through the transaction.
+// the writer (SQLite) or the pool (PostgreSQL); inside InTx everything goes
+// through the transaction.
 
 func (db *DB) exec(ctx context.Context, q string, args ...any) (stdsql.Result, error) {
+	if db.writer != nil && db.tx == nil {
+		n, err := db.writer.exec(ctx, q, args)
+		return rowsAffected(n), err
+	}
 	if stmt, err := db.prepared(ctx, db.writeStmts, q); err != nil {
 		return nil, err
 	} else if stmt != nil {
@@ -228,10 +240,27 @@ func (db *DB) exec(ctx context.Context, q string, args ...any) (stdsql.Result, e
 	return db.write.ExecContext(ctx, q, args...)
 }
 
-// writeRow runs a write that returns one row (INSERT/UPDATE … RETURNING).
-func (db *DB) writeRow(ctx context.Context, q string, args ...any) *rowScanner {
+// writeRow runs a write that returns one row (INSERT/UPDATE … RETURNING)
+// when its result is scanned.
+func (db *DB) writeRow(ctx context.Context, q string, args ...any) scanner {
+	if db.writer != nil && db.tx == nil {
+		return scanFunc(func(dest ...any) error { return db.writer.queryRow(ctx, q, args, dest) })
+	}
 	return db.row(ctx, db.writeStmts, db.write, q, args)
 }
+
+// scanFunc is a scanner that runs its query when scanned.
+type scanFunc func(dest ...any) error
+
+func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
+
+// rowsAffected is the stdsql.Result of a write the writer ran.
+type rowsAffected int64
+
+func (n rowsAffected) LastInsertId() (int64, error) {
+	return 0, errors.New("LastInsertId is not supported")
+}
+func (n rowsAffected) RowsAffected() (int64, error) { return int64(n), nil }
 
 func (db *DB) queryRow(ctx context.Context, q string, args ...any) *rowScanner {
 	return db.row(ctx, db.readStmts, db.read, q, args)

@@ -15,6 +15,7 @@ var reservationTests = []test{
 	{"ReleaseAll", testReleaseAll},
 	{"ExactlyOneOf50ConcurrentReservationsWins", testReserveRace},
 	{"50ConcurrentWritersAllSucceed", testConcurrentWriters},
+	{"ConcurrentConflictsFailAlone", testConcurrentConflicts},
 }
 
 func testReserveRelease(t *testing.T, s store.Store) {
@@ -184,5 +185,39 @@ func testConcurrentWriters(t *testing.T, s store.Store) {
 	}
 	if len(nodes) != workers {
 		t.Errorf("%d managed, released nodes, want %d", len(nodes), workers)
+	}
+}
+
+// testConcurrentConflicts makes writes that fail run alongside writes that
+// succeed: each failure must be reported to its caller alone.
+func testConcurrentConflicts(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const workers = 50
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for i := range workers {
+		wg.Go(func() {
+			errs[i] = s.CreateNode(ctx, newNode(fmt.Sprintf("pair-%02d", i/2)))
+		})
+	}
+	wg.Wait()
+	conflicts := 0
+	for i, err := range errs {
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			conflicts++
+		case err != nil:
+			t.Errorf("writer %d: %v", i, err)
+		}
+	}
+	if conflicts != workers/2 {
+		t.Errorf("%d conflicts, want %d (one per pair)", conflicts, workers/2)
+	}
+	nodes, err := s.ListNodes(ctx, store.NodeFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != workers/2 {
+		t.Errorf("%d nodes stored, want %d", len(nodes), workers/2)
 	}
 }

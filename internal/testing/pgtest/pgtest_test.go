@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 )
 
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
@@ -37,7 +39,7 @@ func TestStart_GivesEachTestItsOwnEmptyDatabase(t *testing.T) {
 
 func TestCluster_StopLeavesNothingBehind(t *testing.T) {
 	if !Available() {
-		skipOrFail(t, "PostgreSQL not installed")
+		ferrotest.SkipOrFail(t, "PostgreSQL not installed")
 	}
 	c, err := StartCluster()
 	if err != nil {

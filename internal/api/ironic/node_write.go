@@ -16,10 +16,12 @@ import (
 )
 
 // updateAllowedStates are the states with a target in which a node may
-// still be updated (Ironic's UPDATE_ALLOWED_STATES).
+// still be updated: Ironic's UPDATE_ALLOWED_STATES (ironic/common/states.py).
+// A node in one of them that a task holds answers NodeLocked instead.
 var updateAllowedStates = []string{
-	states.DeployFailed, states.Inspecting, states.CleanFailed, states.CleanWait,
-	states.InspectWait, "rescue failed", "unrescue failed", "service failed",
+	states.DeployFailed, states.Inspecting, states.InspectFailed, states.InspectWait,
+	states.CleanFailed, states.Error, states.Verifying, "adopt failed", "rescue failed",
+	"unrescue failed", "service failed",
 }
 
 // nodePatchDoc is the node as the JSON document a PATCH applies to: the

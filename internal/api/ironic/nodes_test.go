@@ -467,13 +467,26 @@ func TestPatchNode_TransitionInProgressIsConflict(t *testing.T) {
 	e := newEnv(t)
 	n := e.createNode(map[string]any{})
 	id := str(n, "uuid")
-	e.updateNode(id, func(n *baremetal.Node) { n.ProvisionState = "verifying"; n.TargetProvisionState = "manageable" })
-	r := e.must(409, "PATCH", "/v1/nodes/"+id, latest, []map[string]any{{"op": "add", "path": "/extra/a", "value": 1}})
-	if fs := r.fault(t)["faultstring"]; fs != "Node "+id+" can not be updated while a state transition is in progress." {
-		t.Errorf("fault %v", fs)
+	for _, st := range []struct{ state, target string }{{"cleaning", "available"}, {"clean wait", "available"}} {
+		e.updateNode(id, func(n *baremetal.Node) { n.ProvisionState = st.state; n.TargetProvisionState = st.target })
+		r := e.must(409, "PATCH", "/v1/nodes/"+id, latest, []map[string]any{{"op": "add", "path": "/extra/a", "value": 1}})
+		if fs := r.fault(t)["faultstring"]; fs != "Node "+id+" can not be updated while a state transition is in progress." {
+			t.Errorf("%s: fault %v", st.state, fs)
+		}
 	}
 	e.updateNode(id, func(n *baremetal.Node) { n.ProvisionState = "inspecting"; n.TargetProvisionState = "manageable" })
 	e.must(409, "PATCH", "/v1/nodes/"+id, latest, []map[string]any{{"op": "add", "path": "/extra/a", "value": 1}})
+}
+
+// Verifying is one of Ironic's UPDATE_ALLOWED_STATES: an operator may fix
+// the BMC credentials of a node stuck verifying. (While the verify task
+// holds the node, the answer is NodeLocked; test/concurrency covers that.)
+func TestPatchNode_VerifyingMayBeUpdated(t *testing.T) {
+	e := newEnv(t)
+	n := e.createNode(map[string]any{})
+	id := str(n, "uuid")
+	e.updateNode(id, func(n *baremetal.Node) { n.ProvisionState = "verifying"; n.TargetProvisionState = "manageable" })
+	e.must(200, "PATCH", "/v1/nodes/"+id, latest, []map[string]any{{"op": "add", "path": "/extra/a", "value": 1}})
 }
 
 func TestDeleteNode(t *testing.T) {

@@ -1,0 +1,203 @@
+package ironic
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/allocations"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
+
+	"github.com/ferrometal/ferro/internal/conductor"
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/fake"
+	"github.com/ferrometal/ferro/internal/driver/network"
+	"github.com/ferrometal/ferro/internal/store/sql"
+)
+
+// realConductorClient serves the API with ferro's conductor and fake
+// drivers over SQLite, as `ferro serve` wires them.
+func realConductorClient(t *testing.T) (*gophercloud.ServiceClient, *sql.DB) {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.Default.Host = "conductor-under-test"
+	db, err := sql.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enabled := map[string][]string{}
+	defaults := map[string]string{}
+	for _, kind := range driver.Kinds {
+		enabled[kind] = cfg.Default.Enabled(kind)
+		defaults[kind] = cfg.Default.DefaultFor(kind)
+	}
+	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
+	fake.Register(reg)
+	reg.RegisterNetwork("noop", network.Noop{})
+	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg})
+	if err := cond.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(Options{Store: db, Conductor: cond, Config: cfg}))
+	transport := &http.Transport{}
+	t.Cleanup(func() {
+		transport.CloseIdleConnections()
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := cond.Stop(ctx); err != nil {
+			t.Errorf("stop conductor: %v", err)
+		}
+		db.Close()
+	})
+	client, err := noauth.NewBareMetalNoAuth(noauth.EndpointOpts{IronicEndpoint: srv.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.HTTPClient = http.Client{Transport: transport}
+	client.Microversion = "1.82"
+	return client, db
+}
+
+// waitState polls a node until it reaches a provision state and its lock
+// is released, as a client waits before the next action.
+func waitState(t *testing.T, client *gophercloud.ServiceClient, db *sql.DB, id, want string) *nodes.Node {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n, err := nodes.Get(t.Context(), client, id).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := db.GetNode(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.ProvisionState == want && n.TargetProvisionState == "" && stored.Reservation == "" {
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s stuck in %s (target %s, last_error %q), want %s", id, n.ProvisionState, n.TargetProvisionState, n.LastError, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestRealConductor_ManageInspectProvideAllocate(t *testing.T) {
+	client, db := realConductorClient(t)
+	ctx := t.Context()
+	n, err := nodes.Create(ctx, client, nodes.CreateOpts{Name: "real-1", Driver: "fake-hardware", ResourceClass: "gold"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ports.Create(ctx, client, ports.CreateOpts{NodeUUID: n.UUID, Address: "52:54:00:20:00:01"}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		target nodes.TargetProvisionState
+		state  string
+	}{{nodes.TargetManage, "manageable"}, {nodes.TargetInspect, "manageable"}, {nodes.TargetProvide, "available"}} {
+		if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: step.target}).ExtractErr(); err != nil {
+			t.Fatalf("%s: %v", step.target, err)
+		}
+		waitState(t, client, db, n.UUID, step.state)
+	}
+	a, err := allocations.Create(ctx, client, allocations.CreateOpts{ResourceClass: "gold"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.State != "active" || a.NodeUUID != n.UUID {
+		t.Fatalf("allocation %+v", a)
+	}
+	got, _ := nodes.Get(ctx, client, n.UUID).Extract()
+	if got.AllocationUUID != a.UUID || got.InstanceUUID != a.UUID {
+		t.Errorf("node allocation %q instance %q", got.AllocationUUID, got.InstanceUUID)
+	}
+	if err := allocations.Delete(ctx, client, a.UUID).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = nodes.Get(ctx, client, n.UUID).Extract()
+	if got.AllocationUUID != "" || got.InstanceUUID != "" {
+		t.Errorf("after delete: allocation %q instance %q", got.AllocationUUID, got.InstanceUUID)
+	}
+	stored, err := db.GetNode(ctx, n.UUID)
+	if err != nil || stored.Reservation != "" {
+		t.Errorf("lock left behind: %q %v", stored.Reservation, err)
+	}
+}
+
+func TestRealConductor_ParallelRequestsOnOneNode(t *testing.T) {
+	client, db := realConductorClient(t)
+	ctx := t.Context()
+	n, err := nodes.Create(ctx, client, nodes.CreateOpts{Name: "busy", Driver: "fake-hardware"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const parallel = 30
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	codes := make(chan int, parallel)
+	for i := range parallel {
+		wg.Go(func() {
+			<-start
+			var err error
+			if i%2 == 0 {
+				err = nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetManage}).ExtractErr()
+			} else {
+				_, err = nodes.Update(ctx, client, n.UUID, nodes.UpdateOpts{
+					nodes.UpdateOperation{Op: nodes.AddOp, Path: "/extra/k", Value: "v"},
+				}).Extract()
+			}
+			var ue gophercloud.ErrUnexpectedResponseCode
+			switch {
+			case err == nil:
+				codes <- 200
+			case errorsAs(err, &ue):
+				codes <- ue.Actual
+			default:
+				t.Errorf("request: %v", err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(codes)
+	count := map[int]int{}
+	for c := range codes {
+		count[c]++
+	}
+	for c := range count {
+		if c != 200 && c != 409 && c != 400 {
+			t.Errorf("unexpected status %d (%v)", c, count)
+		}
+	}
+	if count[200] == 0 {
+		t.Errorf("no request succeeded: %v", count)
+	}
+	waitState(t, client, db, n.UUID, "manageable")
+	stored, err := db.GetNode(ctx, n.UUID)
+	if err != nil || stored.Reservation != "" {
+		t.Errorf("lock left behind: %q %v", stored.Reservation, err)
+	}
+}
+
+func errorsAs(err error, target *gophercloud.ErrUnexpectedResponseCode) bool {
+	if e, ok := err.(gophercloud.ErrUnexpectedResponseCode); ok {
+		*target = e
+		return true
+	}
+	type coder interface{ GetStatusCode() int }
+	if c, ok := err.(coder); ok {
+		target.Actual = c.GetStatusCode()
+		return true
+	}
+	return false
+}

@@ -173,7 +173,7 @@ func (db *DB) Close() error {
 // PostgreSQL transactions are READ COMMITTED; on SQLite they are serialised.
 // After a failed statement fn should give up and return the error: a
 // PostgreSQL transaction cannot go on after one.
-func (db *DB) InTx(ctx context.Context, fn func(store.Store) error) (err error) {
+func (db *DB) InTx(ctx context.Context, fn func(store.Store) error) error {
 	if db.tx != nil {
 		return fn(db)
 	}

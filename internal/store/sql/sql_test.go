@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/store"
@@ -173,5 +174,42 @@ func TestSQLite_TwoHandlesWriteConcurrently(t *testing.T) {
 	ports, err := a.ListPorts(ctx, store.PortFilter{})
 	if err != nil || len(ports) != 40 {
 		t.Errorf("%d ports, %v; want 40", len(ports), err)
+	}
+}
+
+func TestOpen_WithClockStampsEveryWrite(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 2, 3, 4, 5, 678901234, time.UTC)
+	db, err := sqlstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"),
+		sqlstore.WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	want := now.Truncate(time.Microsecond) // the stores' resolution
+
+	n := &baremetal.Node{Name: "n"}
+	if err := db.CreateNode(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	if err := db.UpdateNode(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.GetNode(ctx, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.CreatedAt.Equal(want) || got.UpdatedAt == nil || !got.UpdatedAt.Equal(want.Add(time.Hour)) {
+		t.Errorf("created %v, updated %v; want %v and an hour later", got.CreatedAt, got.UpdatedAt, want)
+	}
+	if err := db.RegisterConductor(ctx, &store.Conductor{Hostname: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	for since, alive := range map[time.Time]bool{now.Add(-time.Second): true, now.Add(time.Second): false} {
+		cs, err := db.ListConductors(ctx, since)
+		if err != nil || (len(cs) == 1) != alive {
+			t.Errorf("ListConductors(%v) = %v, %v; want alive %v", since, cs, err, alive)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	stdsql "database/sql"
 	"errors"
+	"sync"
 )
 
 // writer commits SQLite writes in groups. SQLite has one writer at a time
@@ -19,6 +20,8 @@ type writer struct {
 	ops   chan *writeOp
 	quit  chan struct{}
 	done  chan struct{}
+
+	closeOnce sync.Once
 }
 
 // maxWriteBatch bounds how many writes share a commit, and so how long the
@@ -56,7 +59,7 @@ func newWriter(pool *stdsql.DB, stmts *stmtCache) *writer {
 // close stops the writer once the current group is committed; later
 // writes fail with errClosed.
 func (w *writer) close() {
-	close(w.quit)
+	w.closeOnce.Do(func() { close(w.quit) })
 	<-w.done
 }
 

@@ -50,4 +50,5 @@ func TestWriter_WritesAfterCloseFail(t *testing.T) {
 	if err := db.CreateNode(ctx, &baremetal.Node{}); err == nil {
 		t.Error("CreateNode after Close succeeded")
 	}
+	db.Close() // closing again is harmless
 }

@@ -1,6 +1,7 @@
 package ironic
 
 import (
+	"context"
 	"hash/fnv"
 	"net/http"
 	"slices"
@@ -31,7 +32,7 @@ func (s *server) conductorSnapshot() *conductorSnapshot {
 		return c
 	}
 	c := &conductorSnapshot{at: now, alive: map[string]bool{}, byGroup: map[string][]string{}}
-	cs, err := s.store.ListConductors(contextBackground(), time.Time{})
+	cs, err := s.store.ListConductors(context.Background(), time.Time{})
 	if err != nil {
 		s.log.Warn("cannot list conductors", "error", err)
 	}

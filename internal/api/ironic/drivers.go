@@ -3,6 +3,7 @@ package ironic
 import (
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -228,7 +229,7 @@ func (s *server) listShards(rq *request) error {
 		o := newObj(b)
 		o.str("name", name)
 		o.key("count")
-		o.b = append(o.b, itoa(counts[name])...)
+		o.b = append(o.b, strconv.Itoa(counts[name])...)
 		b = o.end()
 	}
 	if none > 0 {
@@ -236,7 +237,7 @@ func (s *server) listShards(rq *request) error {
 			b = append(b, ", "...)
 		}
 		b = append(b, `{"name": "None", "count": `...)
-		b = append(b, itoa(none)...)
+		b = append(b, strconv.Itoa(none)...)
 		b = append(b, '}')
 	}
 	return rq.writeJSON(http.StatusOK, append(b, "]}"...))

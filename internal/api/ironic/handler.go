@@ -84,6 +84,8 @@ func New(o Options) http.Handler {
 		s.maxLimit = 1000
 	}
 	s.routes()
+	s.log.Debug("Ironic API handler ready", "ferro_version", o.Version,
+		"min_version", minVersionString, "max_version", maxVersionString)
 	return s
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/store"
@@ -85,7 +86,7 @@ func (s *server) listHistory(rq *request) error {
 				next += "detail=False&"
 			}
 		}
-		next += "limit=" + itoa(p.limit) + "&marker=" + events[len(events)-1].UUID
+		next += "limit=" + strconv.Itoa(p.limit) + "&marker=" + events[len(events)-1].UUID
 		b = append(b, `, "next": `...)
 		b = appendString(b, next)
 	}

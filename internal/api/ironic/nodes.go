@@ -617,7 +617,7 @@ func (s *server) fillNode(n *baremetal.Node, doc map[string]any, patched map[str
 	return nil
 }
 
-// checkDocName validates a name set by a create or patch.
+// validNameMessage is the format of Ironic's error for a bad new name.
 func validNameMessage(ident string) string {
 	return fmt.Sprintf("Node %s: Cannot change name to invalid name ", ident) + "'%s'"
 }

@@ -1,10 +1,5 @@
 package ironic
 
-import (
-	"context"
-	"strconv"
-)
-
 // routes registers every endpoint. Literal segments (detail, validate)
 // take precedence over {node} in ServeMux patterns.
 func (s *server) routes() {
@@ -92,7 +87,3 @@ func (s *server) routes() {
 	h("GET /v1/chassis/{chassis}", s.getChassis)
 	h("GET /v1/shards", s.listShards)
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
-
-func contextBackground() context.Context { return context.Background() }

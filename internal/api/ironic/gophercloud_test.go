@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/apiversions"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/allocations"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/conductors"
@@ -341,6 +343,24 @@ func TestGophercloud_PortsPortgroupsAllocationsDrivers(t *testing.T) {
 	cs, _ := conductors.ExtractConductors(cAll)
 	if len(cs) != 1 || cs[0].Hostname != "cond-1" || !cs[0].Alive || !slices.Equal(cs[0].Drivers, []string{"fake-hardware"}) {
 		t.Errorf("conductors %+v", cs)
+	}
+}
+
+func TestGophercloud_APIVersions(t *testing.T) {
+	ctx := t.Context()
+	_, client := gopherEnv(t)
+	root := *client
+	root.Endpoint = strings.TrimSuffix(client.Endpoint, "v1/")
+	all, err := apiversions.List(ctx, &root).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all.DefaultVersion.Version != "1.82" || all.DefaultVersion.MinVersion != "1.1" || len(all.Versions) != 1 {
+		t.Errorf("versions %+v", all)
+	}
+	v, err := apiversions.Get(ctx, &root, "v1").Extract()
+	if err != nil || v.ID != "v1" || v.Version != "1.82" || v.Status != "CURRENT" {
+		t.Errorf("v1 %+v %v", v, err)
 	}
 }
 

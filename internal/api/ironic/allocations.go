@@ -176,7 +176,8 @@ func (s *server) listAllocations(rq *request) error {
 	if len(allocs) > 0 {
 		last = allocs[len(allocs)-1].UUID
 	}
-	if next := rq.nextLink("allocations", p, len(allocs), last); next != "" {
+	extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields")
+	if next := rq.nextLink("allocations", p, len(allocs), last, extra...); next != "" {
 		b = append(b, `, "next": `...)
 		b = appendString(b, next)
 	}

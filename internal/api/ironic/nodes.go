@@ -306,12 +306,9 @@ func (s *server) listNodes(rq *request, detailPath bool) error {
 	if len(nodes) > 0 {
 		last = nodes[len(nodes)-1].UUID
 	}
-	var extra []string
-	for _, k := range []string{"associated", "maintenance", "retired"} {
-		if v, _ := a.boolean(k); v != nil && *v {
-			extra = append(extra, k, "True")
-		}
-	}
+	// Unlike Ironic, which keeps only a few, the next link carries every
+	// filter, so that following it pages through the same selection.
+	extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields", "detail")
 	resource := "nodes"
 	if detailPath {
 		resource = "nodes/detail"

@@ -527,3 +527,26 @@ func TestDeleteNode(t *testing.T) {
 	}
 	e.must(404, "DELETE", "/v1/nodes/doomed", latest, nil)
 }
+
+func TestListNodes_NextLinkKeepsFilters(t *testing.T) {
+	e := newEnv(t)
+	for i := range 5 {
+		n := e.createNode(map[string]any{"name": fmt.Sprintf("f%d", i)})
+		if i%2 == 0 {
+			e.setState(str(n, "uuid"), "manageable")
+		}
+	}
+	var names []string
+	path := "/v1/nodes?provision_state=manageable&limit=1"
+	for path != "" {
+		m := e.must(200, "GET", path, latest, nil).json(t)
+		for _, n := range m["nodes"].([]any) {
+			names = append(names, str(n.(map[string]any), "name"))
+		}
+		next, _ := m["next"].(string)
+		path = strings.TrimPrefix(next, "http://ferro.test:6385")
+	}
+	if d := cmp.Diff([]string{"f0", "f2", "f4"}, names); d != "" {
+		t.Errorf("paged manageable nodes (-want +got):\n%s", d)
+	}
+}

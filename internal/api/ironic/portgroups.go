@@ -182,10 +182,7 @@ func (s *server) listPortgroups(rq *request, detailPath bool) error {
 	if detailPath {
 		resource += "/detail"
 	}
-	var extra []string
-	if v := a.str("node"); v != "" && parentNode == "" {
-		extra = append(extra, "node", v)
-	}
+	extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields", "detail")
 	if next := rq.nextLink(resource, p, len(pgs), last, extra...); next != "" {
 		b = append(b, `, "next": `...)
 		b = appendString(b, next)

@@ -207,18 +207,7 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 	if detailPath {
 		resource += "/detail"
 	}
-	var extra []string
-	if parentNode == "" && parentPG == "" {
-		if v := a.str("node"); v != "" {
-			extra = append(extra, "node", v)
-		}
-		if nodeUUIDArg != "" {
-			extra = append(extra, "node_uuid", nodeUUIDArg)
-		}
-		if v := a.str("portgroup"); v != "" {
-			extra = append(extra, "portgroup", v)
-		}
-	}
+	extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields", "detail")
 	if next := rq.nextLink(resource, p, len(ports), last, extra...); next != "" {
 		b = append(b, `, "next": `...)
 		b = appendString(b, next)

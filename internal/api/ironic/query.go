@@ -60,6 +60,23 @@ func (a args) optStr(name string) (string, bool) {
 	return a.v.Get(name), true
 }
 
+// filters returns the given parameters but the named ones, as sorted
+// name/value pairs for a next link.
+func (a args) filters(except ...string) []string {
+	var names []string
+	for k := range a.v {
+		if !slices.Contains(except, k) {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	var out []string
+	for _, k := range names {
+		out = append(out, k, a.v.Get(k))
+	}
+	return out
+}
+
 // boolean parses a boolean parameter the way oslo's bool_from_string
 // does in strict mode; nil when absent.
 func (a args) boolean(name string) (*bool, error) {

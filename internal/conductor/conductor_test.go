@@ -212,6 +212,28 @@ func TestProvision_VerbNotAllowedInStateChangesNothing(t *testing.T) {
 	}
 }
 
+func TestProvision_NoFreeWorkerPutsNodeBack(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	// Power changes that hang fill the pool of four workers.
+	for range r.cfg.Conductor.WorkersPoolSize {
+		busy := r.node(t, states.Manageable, map[string]string{"power": "blocking"})
+		if err := r.c.ChangePowerState(ctx, busy.UUID, baremetal.PowerOn, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer close(r.block.release)
+	n := r.node(t, states.Manageable, nil)
+	if err := r.c.DoProvisionAction(ctx, n.UUID, VerbInspect); !errors.Is(err, ErrNoFreeWorker) {
+		t.Fatalf("inspect with every worker busy: err = %v, want ErrNoFreeWorker", err)
+	}
+	got := r.waitState(t, n.UUID, states.Manageable)
+	if got.TargetProvisionState != "" || got.LastError != "No free conductor workers available" || got.InspectionStartedAt != nil {
+		t.Errorf("node after a refused inspect: target %q, last_error %q, inspection_started_at %v; want it as it was, with the reason",
+			got.TargetProvisionState, got.LastError, got.InspectionStartedAt)
+	}
+}
+
 func TestLock_ParallelRequestsOneWins(t *testing.T) {
 	r := newRig(t)
 	n := r.node(t, states.Manageable, map[string]string{"power": "blocking"})

@@ -124,3 +124,20 @@ type emptyConductorStore struct{ store.Store }
 func (emptyConductorStore) ListConductors(context.Context, time.Time) ([]*store.Conductor, error) {
 	return nil, nil
 }
+
+// BenchmarkStoreListNodes500 is the store's share of a detailed list, for
+// comparison with BenchmarkListNodesDetail500.
+func BenchmarkStoreListNodes500(b *testing.B) {
+	e := benchEnv(b)
+	for i := range 500 {
+		if rec := serve(e.h, "POST", "/v1/nodes", nodeBody(i)); rec.Code != 201 {
+			b.Fatalf("create: %d %s", rec.Code, rec.Body)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.store.ListNodes(b.Context(), store.NodeFilter{Page: store.Page{Limit: 1000}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

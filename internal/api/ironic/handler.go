@@ -146,6 +146,9 @@ func (w *respWriter) Write(p []byte) (int, error) {
 	return w.ResponseWriter.Write(p)
 }
 
+// Unwrap gives http.ResponseController the client's writer.
+func (w *respWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // ServeHTTP negotiates the microversion, tags the response with a request
 // ID, routes, and logs one line per request.
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

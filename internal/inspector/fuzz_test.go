@@ -1,0 +1,166 @@
+package inspector_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/inspector"
+	"github.com/ferrometal/ferro/internal/store"
+)
+
+// rejections are the messages of reports refused before processing; such a
+// report must change nothing.
+var rejections = []string{
+	"Invalid introspection data",
+	"No lookup attributes were found",
+	"Could not find a node",
+	"Multiple nodes match",
+	"Invalid or missing inspection token",
+}
+
+func rejected(msg string) bool {
+	for _, p := range rejections {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return strings.Contains(msg, "is not waiting for introspection")
+}
+
+// writeCounter is a store that counts the writes made through it.
+type writeCounter struct {
+	store.Store
+	mu     sync.Mutex
+	writes []string
+}
+
+func (w *writeCounter) count(what string) {
+	w.mu.Lock()
+	w.writes = append(w.writes, what)
+	w.mu.Unlock()
+}
+
+func (w *writeCounter) snapshot() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.writes)
+}
+
+func (w *writeCounter) SaveIntrospection(ctx context.Context, in *store.Introspection) error {
+	w.count("introspection " + in.NodeUUID + " " + in.State)
+	return w.Store.SaveIntrospection(ctx, in)
+}
+
+func (w *writeCounter) SaveIntrospectionData(ctx context.Context, nodeUUID, kind string, data []byte) error {
+	w.count(kind + " data " + nodeUUID)
+	return w.Store.SaveIntrospectionData(ctx, nodeUUID, kind, data)
+}
+
+func (w *writeCounter) SaveInventory(ctx context.Context, inv *baremetal.Inventory) error {
+	w.count("inventory " + inv.NodeUUID)
+	return w.Store.SaveInventory(ctx, inv)
+}
+
+func (w *writeCounter) UpdateNode(ctx context.Context, n *baremetal.Node) error {
+	w.count("node " + n.UUID)
+	return w.Store.UpdateNode(ctx, n)
+}
+
+// FuzzContinue posts arbitrary reports to the service, with three nodes
+// waiting for the testdata fixtures. No report may panic or fail with an
+// unexpected (500) error, and a refused report writes nothing: no store
+// write, no bare metal API call.
+//
+// Each execution costs a few SQLite statements, so give the fuzzer's
+// minimisation a bound: go test -run '^$' -fuzz FuzzContinue -fuzztime 60s
+// -fuzzminimizetime 10s ./internal/inspector
+func FuzzContinue(f *testing.F) {
+	for _, pattern := range []string{"*.json", "bad/*.json"} {
+		files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "ipa", pattern))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range files {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"inventory":{"interfaces":[{"name":"eth0","mac_address":"52:54:00:12:34:56"}]},"inspection_token":"x"}`))
+	f.Add([]byte(`{"inventory":{"interfaces":[],"bmc_address":"10.30.0.57"},"error":null}`))
+
+	r := newSvcRig(f)
+	counter := &writeCounter{Store: r.store}
+	svc, err := inspector.New(inspector.Options{Store: counter, BareMetal: r.bm, Config: config.Defaults(),
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(svc.Close)
+	ctx := context.Background()
+	var ids []string
+	for _, mac := range []string{"3c:fd:fe:11:22:30", "52:54:00:12:34:56", "3c:fd:fe:a0:00:00"} {
+		n := r.node(mac)
+		ids = append(ids, n.UUID)
+		if err := svc.Start(ctx, n.UUID, false, ""); err != nil {
+			f.Fatal(err)
+		}
+	}
+	bareMetalCalls := func() string {
+		var b strings.Builder
+		for _, id := range ids {
+			fmt.Fprintf(&b, "%s applied %d; ", id, r.bm.appliedTo(id))
+		}
+		return b.String() + strings.Join(r.bm.callLog(), "; ")
+	}
+
+	f.Fuzz(func(t *testing.T, body []byte) {
+		writes, calls := counter.snapshot(), bareMetalCalls()
+		_, err := svc.Continue(ctx, body, "")
+		if err != nil {
+			var e *inspector.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("report failed with an internal error (a 500): %v", err)
+			}
+			if e.Status < 400 || e.Status > 499 {
+				t.Fatalf("report refused with status %d: %v", e.Status, err)
+			}
+			if rejected(e.Msg) {
+				if diff := cmp.Diff(writes, counter.snapshot()); diff != "" {
+					t.Fatalf("refused report (%s) wrote to the store (-before +after):\n%s", e.Msg, diff)
+				}
+				if after := bareMetalCalls(); after != calls {
+					t.Fatalf("refused report (%s) called the bare metal API:\n%s\nthen\n%s", e.Msg, calls, after)
+				}
+				return
+			}
+		}
+		// Processed (successfully or not): wait for the next report again.
+		for _, id := range ids {
+			in, err := r.store.GetIntrospection(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.State != inspector.StateWaiting {
+				if err := svc.Start(ctx, id, false, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}

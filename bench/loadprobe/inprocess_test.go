@@ -1,0 +1,195 @@
+package main
+
+// In-process benchmarks of the probe's requests: the same API handler,
+// conductor and SQLite store as `ferro serve`, driven through ServeHTTP so
+// that `go test -bench . -cpuprofile` shows where the server's time goes
+// without the network or a second process.
+//
+//	go test ./bench/loadprobe -run '^$' -bench . -cpuprofile cpu.out
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/api/ironic"
+	"github.com/ferrometal/ferro/internal/conductor"
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/fake"
+	"github.com/ferrometal/ferro/internal/driver/network"
+	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
+)
+
+// stack is the API over a conductor and an SQLite store, wired as
+// `ferro serve` wires them for fake-hardware.
+type stack struct {
+	h    http.Handler
+	cond *conductor.Conductor
+}
+
+func newStack(b testing.TB) *stack {
+	b.Helper()
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, "sqlite://"+filepath.Join(b.TempDir(), "ferro.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	cfg := config.Defaults()
+	cfg.Default.Host = "bench"
+	enabled, defaults := map[string][]string{}, map[string]string{}
+	for _, k := range driver.Kinds {
+		enabled[k] = cfg.Default.Enabled(k)
+		defaults[k] = cfg.Default.DefaultFor(k)
+	}
+	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
+	fake.Register(reg)
+	reg.RegisterNetwork("noop", network.Noop{})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log})
+	if err := cond.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cond.Stop(ctx)
+	})
+	h := ironic.New(ironic.Options{Store: db, Conductor: cond, Config: cfg, Log: log})
+	return &stack{h: h, cond: cond}
+}
+
+func (s *stack) do(b testing.TB, method, path string, body []byte, want int) []byte {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	w := s.serve(method, path, rd)
+	if w.Code != want {
+		b.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body)
+	}
+	return w.Body.Bytes()
+}
+
+// serve runs one request through the handler. Its context can be
+// cancelled, as net/http's are: the store and the SQLite driver do more
+// work for such contexts than for context.Background().
+func (s *stack) serve(method, path string, body io.Reader) *httptest.ResponseRecorder {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req := httptest.NewRequestWithContext(ctx, method, "http://127.0.0.1:6385"+path, body)
+	req.Header.Set("X-OpenStack-Ironic-API-Version", apiVersion)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	w := httptest.NewRecorder()
+	s.h.ServeHTTP(w, req)
+	return w
+}
+
+func (s *stack) create(b testing.TB, i int) string {
+	var n struct {
+		UUID string `json:"uuid"`
+	}
+	if err := json.Unmarshal(s.do(b, http.MethodPost, "/v1/nodes", nodeBody(i), http.StatusCreated), &n); err != nil {
+		b.Fatal(err)
+	}
+	return n.UUID
+}
+
+func BenchmarkCreateNode(b *testing.B) {
+	s := newStack(b)
+	i := 0
+	for b.Loop() {
+		s.create(b, i)
+		i++
+	}
+}
+
+// BenchmarkCreateNodeParallel creates from 8 clients, as the probe does.
+func BenchmarkCreateNodeParallel(b *testing.B) {
+	s := newStack(b)
+	var next atomic.Int64
+	b.SetParallelism(4) // × GOMAXPROCS (2 here) = 8 clients
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			s.create(b, int(next.Add(1)))
+		}
+	})
+}
+
+func BenchmarkListDetail500(b *testing.B) {
+	s := newStack(b)
+	for i := range 500 {
+		s.create(b, i)
+	}
+	for b.Loop() {
+		s.do(b, http.MethodGet, "/v1/nodes?detail=true", nil, http.StatusOK)
+	}
+}
+
+func BenchmarkGetNode(b *testing.B) {
+	s := newStack(b)
+	id := s.create(b, 0)
+	for b.Loop() {
+		s.do(b, http.MethodGet, "/v1/nodes/"+id, nil, http.StatusOK)
+	}
+}
+
+// BenchmarkManageInspect100 is one op: 100 enrolled nodes managed, then
+// inspected, until all are manageable again with no lock held.
+func BenchmarkManageInspect100(b *testing.B) {
+	s := newStack(b)
+	round := 0
+	for b.Loop() {
+		b.StopTimer()
+		ids := make([]string, 100)
+		for i := range ids {
+			ids[i] = s.create(b, round*100+i)
+		}
+		round++
+		b.StartTimer()
+		for _, verb := range []string{"manage", "inspect"} {
+			body := fmt.Appendf(nil, `{"target": %q}`, verb)
+			err := parallel(len(ids), 8, func(i int) error {
+				for {
+					w := s.serve(http.MethodPut, "/v1/nodes/"+ids[i]+"/states/provision", bytes.NewReader(body))
+					switch w.Code {
+					case http.StatusAccepted:
+						return nil
+					case http.StatusConflict, http.StatusServiceUnavailable:
+						time.Sleep(time.Millisecond)
+					default:
+						return fmt.Errorf("%s: %d %s", verb, w.Code, w.Body)
+					}
+				}
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, id := range ids {
+				for {
+					var n struct {
+						State       string  `json:"provision_state"`
+						Reservation *string `json:"reservation"`
+					}
+					json.Unmarshal(s.do(b, http.MethodGet, "/v1/nodes/"+id+"?fields=provision_state,reservation", nil, http.StatusOK), &n)
+					if n.State == "manageable" && n.Reservation == nil {
+						break
+					}
+					time.Sleep(100 * time.Microsecond)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,242 @@
+// Command loadprobe measures `ferro serve` over real HTTP, the way an
+// operator's tools use it, and prints the figures next to the targets of
+// the foundation issue and Debian Ironic 21.4's figures on the same machine:
+//
+//   - create -nodes fake-hardware nodes from -workers clients (nodes/s);
+//   - GET /v1/nodes?detail=true with all of them, -list times (median, p90);
+//   - GET /v1/nodes/{uuid}, -get times (median, p90);
+//   - manage then inspect (fake) -cycle nodes until all are back in
+//     manageable, from the first request to the last node seen manageable;
+//   - the server's resident memory when idle after start, and after the load.
+//
+// It starts its own server: $FERRO_BIN, or cmd/ferro built from this
+// module, with a temporary data directory (SQLite) or, with -db postgres, a
+// throwaway PostgreSQL cluster (internal/testing/pgtest). It reports and
+// exits 0; it asserts nothing about time, which depends on the machine.
+//
+//	go run ./bench/loadprobe [-nodes 500] [-workers 8] [-db sqlite|postgres]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/testing/pgtest"
+)
+
+// probeConfig is what the flags ask for.
+type probeConfig struct {
+	nodes, workers int
+	lists, gets    int
+	cycle          int
+	idle           time.Duration
+	poll           time.Duration
+	db             string
+	keep           bool
+}
+
+func main() {
+	var c probeConfig
+	flag.IntVar(&c.nodes, "nodes", 500, "nodes to create")
+	flag.IntVar(&c.workers, "workers", 8, "concurrent clients for creates and provision requests")
+	flag.IntVar(&c.lists, "list", 20, "GET /v1/nodes?detail=true requests")
+	flag.IntVar(&c.gets, "get", 200, "GET /v1/nodes/{uuid} requests")
+	flag.IntVar(&c.cycle, "cycle", 100, "nodes to manage then inspect")
+	flag.DurationVar(&c.idle, "idle", 2*time.Second, "idle time after start before reading the idle RSS")
+	flag.DurationVar(&c.poll, "poll", 2*time.Millisecond, "pause between state polls during manage+inspect")
+	flag.StringVar(&c.db, "db", "sqlite", "database: sqlite or postgres")
+	flag.BoolVar(&c.keep, "keep", false, "keep the data directory and server log")
+	flag.Parse()
+	if c.cycle > c.nodes {
+		c.cycle = c.nodes
+	}
+	if err := run(c); err != nil {
+		fmt.Fprintln(os.Stderr, "loadprobe:", err)
+		os.Exit(1)
+	}
+}
+
+func run(c probeConfig) error {
+	dir, err := os.MkdirTemp("", "ferro-loadprobe-")
+	if err != nil {
+		return err
+	}
+	if c.keep {
+		fmt.Fprintln(os.Stderr, "loadprobe: data directory and server log kept in", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	bin, err := ferroBinary(dir)
+	if err != nil {
+		return err
+	}
+
+	var env []string
+	switch c.db {
+	case "sqlite":
+	case "postgres", "postgresql":
+		pg, err := pgtest.StartCluster()
+		if err != nil {
+			return fmt.Errorf("start PostgreSQL: %w", err)
+		}
+		defer pg.Stop()
+		dsn, _, err := pg.CreateDatabase(context.Background())
+		if err != nil {
+			return fmt.Errorf("create PostgreSQL database: %w", err)
+		}
+		env = append(env, "FERRO_DATABASE_CONNECTION="+dsn)
+		c.db = "postgres"
+	default:
+		return fmt.Errorf("-db %q: want sqlite or postgres", c.db)
+	}
+
+	srv, err := startServer(bin, dir, env)
+	if err != nil {
+		return err
+	}
+	r, err := measure(c, srv)
+	if serr := srv.stop(); serr != nil && err == nil {
+		err = fmt.Errorf("stop ferro serve: %w\n%s", serr, srv.logTail())
+	}
+	if err != nil {
+		return err
+	}
+	report(os.Stdout, c, r)
+	return nil
+}
+
+// results are the probe's figures.
+type results struct {
+	idleRSS, loadRSS      int64
+	createWall            time.Duration
+	createLat             []time.Duration
+	listLat, getLat       []time.Duration
+	listBytes             int
+	manageWall, cycleWall time.Duration
+	retries               int
+	polls                 int
+	phases                []phase
+}
+
+// phase is the CPU the server and the probe used during one measurement.
+type phase struct {
+	name           string
+	wall           time.Duration
+	server, client time.Duration
+}
+
+func measure(c probeConfig, srv *server) (*results, error) {
+	r := &results{}
+	cl := newClient(srv.url, c.workers)
+	time.Sleep(c.idle)
+	var err error
+	if r.idleRSS, err = srv.rss(); err != nil {
+		return nil, err
+	}
+
+	track := func(name string, fn func() error) error {
+		s0, _ := srv.cpu()
+		c0 := selfCPU()
+		t0 := time.Now()
+		err := fn()
+		wall := time.Since(t0)
+		s1, _ := srv.cpu()
+		r.phases = append(r.phases, phase{name: name, wall: wall, server: s1 - s0, client: selfCPU() - c0})
+		return err
+	}
+
+	var uuids []string
+	if err := track("create", func() error {
+		var err error
+		t0 := time.Now()
+		uuids, r.createLat, err = cl.createNodes(c.nodes, c.workers)
+		r.createWall = time.Since(t0)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+
+	// One untimed request each first, so the figures are of a warm server.
+	if _, err := cl.listDetail(c.nodes); err != nil {
+		return nil, err
+	}
+	if err := track("list detail", func() error {
+		for range c.lists {
+			t0 := time.Now()
+			n, err := cl.listDetail(c.nodes)
+			if err != nil {
+				return err
+			}
+			r.listLat = append(r.listLat, time.Since(t0))
+			r.listBytes = n
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+
+	one := uuids[len(uuids)/2]
+	if err := cl.getNode(one); err != nil {
+		return nil, err
+	}
+	if err := track("get one", func() error {
+		for range c.gets {
+			t0 := time.Now()
+			if err := cl.getNode(one); err != nil {
+				return err
+			}
+			r.getLat = append(r.getLat, time.Since(t0))
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+
+	if err := track("manage+inspect", func() error {
+		nodes := uuids[:c.cycle]
+		t0 := time.Now()
+		n, err := cl.provisionAll(nodes, "manage", c.workers)
+		r.retries += n
+		if err != nil {
+			return err
+		}
+		polls, err := cl.waitManageable(nodes, false, c.poll)
+		r.polls += polls
+		if err != nil {
+			return err
+		}
+		r.manageWall = time.Since(t0)
+		n, err = cl.provisionAll(nodes, "inspect", c.workers)
+		r.retries += n
+		if err != nil {
+			return err
+		}
+		polls, err = cl.waitManageable(nodes, true, c.poll)
+		r.polls += polls
+		r.cycleWall = time.Since(t0)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+
+	if r.loadRSS, err = srv.rss(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}

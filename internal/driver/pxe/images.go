@@ -183,7 +183,7 @@ func (b *Boot) download(ctx context.Context, t *driver.Task, img image, dir stri
 	if lm, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		_ = os.Chtimes(master, time.Now(), lm)
 	}
-	logger(t).InfoContext(ctx, "deploy image downloaded", "node", t.Node.UUID, "image", img.display())
+	logger(t).InfoContext(ctx, "deploy image downloaded", "image", img.display())
 	if limit := int64(b.cfg.PXE.ImageCacheSize) << 20; limit > 0 {
 		if err := evict(dir, limit, key); err != nil {
 			logger(t).WarnContext(ctx, "cannot clean the image cache", "dir", dir, "error", err)

@@ -162,7 +162,7 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t *driver.Task, params driver
 	if err := t.Driver.Management.SetBootDevice(ctx, t, baremetal.BootDevicePXE, false); err != nil {
 		return fmt.Errorf("prepare ramdisk for node %s: set boot device to pxe: %w", t.Node.UUID, err)
 	}
-	logger(t).InfoContext(ctx, "ramdisk prepared", "node", t.Node.UUID, "boot_interface", string(b.kind),
+	logger(t).InfoContext(ctx, "ramdisk prepared", "boot_interface", string(b.kind),
 		"ports", len(p.macs))
 	return nil
 }
@@ -222,7 +222,7 @@ func (b *Boot) CleanUpRamdisk(ctx context.Context, t *driver.Task) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("clean up ramdisk for node %s: %w", uuid, err)
 	}
-	logger(t).InfoContext(ctx, "ramdisk cleaned up", "node", uuid, "boot_interface", string(b.kind))
+	logger(t).InfoContext(ctx, "ramdisk cleaned up", "boot_interface", string(b.kind))
 	return nil
 }
 
@@ -234,9 +234,11 @@ func (b *Boot) root() string {
 	return b.cfg.PXE.TFTPRoot
 }
 
+// logger is the task's logger, which carries the node attribute; the
+// default logger gets it added.
 func logger(t *driver.Task) *slog.Logger {
 	if t.Log != nil {
 		return t.Log
 	}
-	return slog.Default()
+	return slog.Default().With("node", t.Node.UUID)
 }

@@ -27,7 +27,7 @@ var allocationsTable = &table{
 var allocationType = objectType[*baremetal.Allocation]{
 	columns: "created_at, body",
 	scan:    scanCreatedBody,
-	decode: func(r *bodyRow) (*baremetal.Allocation, error) {
+	decode: func(r *bodyRow, _ interner) (*baremetal.Allocation, error) {
 		a := new(baremetal.Allocation)
 		if err := decodeBody(r.body, a); err != nil {
 			return nil, err

@@ -46,7 +46,7 @@ type introspectionBody struct {
 var introspectionType = objectType[*store.Introspection]{
 	columns: "started_at, body",
 	scan:    scanCreatedBody,
-	decode: func(r *bodyRow) (*store.Introspection, error) {
+	decode: func(r *bodyRow, _ interner) (*store.Introspection, error) {
 		var b introspectionBody
 		if err := decodeBody(r.body, &b); err != nil {
 			return nil, err

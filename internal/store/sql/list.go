@@ -223,7 +223,9 @@ type bodyRow struct {
 type objectType[T any] struct {
 	columns string // what to SELECT for scan
 	scan    func(scanner, *bodyRow) error
-	decode  func(*bodyRow) (T, error)
+	// decode decodes a row; in, when not nil, shares equal strings between
+	// the rows of a list.
+	decode func(r *bodyRow, in interner) (T, error)
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -240,7 +242,7 @@ func (o objectType[T]) one(row scanner) (T, error) {
 		var zero T
 		return zero, err
 	}
-	return o.decode(&r)
+	return o.decode(&r, nil)
 }
 
 // parallelDecodeMin is the length of list from which bodies are decoded on
@@ -252,9 +254,10 @@ func (o objectType[T]) decodeAll(rows []bodyRow) ([]T, error) {
 	out := make([]T, len(rows))
 	workers := min(runtime.GOMAXPROCS(0), len(rows)/(parallelDecodeMin/2))
 	if workers < 2 {
+		in := interner{}
 		for i := range rows {
 			var err error
-			if out[i], err = o.decode(&rows[i]); err != nil {
+			if out[i], err = o.decode(&rows[i], in); err != nil {
 				return nil, err
 			}
 		}
@@ -268,9 +271,10 @@ func (o objectType[T]) decodeAll(rows []bodyRow) ([]T, error) {
 	for w := range workers {
 		lo, hi := w*size, min((w+1)*size, len(rows))
 		wg.Go(func() {
+			in := interner{}
 			for i := lo; i < hi; i++ {
 				var err error
-				if out[i], err = o.decode(&rows[i]); err != nil {
+				if out[i], err = o.decode(&rows[i], in); err != nil {
 					errs[w] = err
 					return
 				}

@@ -32,9 +32,9 @@ var nodeType = objectType[*baremetal.Node]{
 	scan: func(row scanner, r *bodyRow) error {
 		return row.Scan(&r.reservation, timeScanner{&r.createdAt}, &r.body)
 	},
-	decode: func(r *bodyRow) (*baremetal.Node, error) {
+	decode: func(r *bodyRow, in interner) (*baremetal.Node, error) {
 		n := new(baremetal.Node)
-		if err := decodeBody(r.body, n); err != nil {
+		if err := decodeNode(r.body, n, in); err != nil {
 			return nil, err
 		}
 		n.CreatedAt = r.createdAt

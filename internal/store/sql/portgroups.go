@@ -27,7 +27,7 @@ var portgroupsTable = &table{
 var portgroupType = objectType[*baremetal.Portgroup]{
 	columns: "created_at, body",
 	scan:    scanCreatedBody,
-	decode: func(r *bodyRow) (*baremetal.Portgroup, error) {
+	decode: func(r *bodyRow, _ interner) (*baremetal.Portgroup, error) {
 		pg := new(baremetal.Portgroup)
 		if err := decodeBody(r.body, pg); err != nil {
 			return nil, err

@@ -25,9 +25,9 @@ var portsTable = &table{
 var portType = objectType[*baremetal.Port]{
 	columns: "created_at, body",
 	scan:    scanCreatedBody,
-	decode: func(r *bodyRow) (*baremetal.Port, error) {
+	decode: func(r *bodyRow, in interner) (*baremetal.Port, error) {
 		p := new(baremetal.Port)
-		if err := decodeBody(r.body, p); err != nil {
+		if err := decodePort(r.body, p, in); err != nil {
 			return nil, err
 		}
 		p.CreatedAt = r.createdAt

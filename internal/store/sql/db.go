@@ -4,12 +4,15 @@
 // Each table keeps the columns ferro filters, sorts or enforces uniqueness
 // on as real columns, and the whole object as JSON in a body column, so a new
 // field needs no migration unless it must be queried. The schema is created
-// and upgraded by embedded, numbered migrations when the database is opened.
+// and upgraded by embedded, numbered migrations (migrations/sqlite and
+// migrations/postgres, one file per version in each) when the database is
+// opened. What differs between the engines is in dialect.go.
 //
 // On SQLite, writes go through a single connection whose transactions begin
 // with BEGIN IMMEDIATE, and reads through a pool of read-only connections; in
 // WAL mode readers never wait for the writer. Concurrent writers therefore
-// queue in the process instead of failing with SQLITE_BUSY.
+// queue in the process instead of failing with SQLITE_BUSY, and the
+// single-statement writes that queue together share one commit (writer.go).
 //
 // On SQLite a function passed to InTx holds the only write connection until
 // it returns: it must use the Store it is given, never the outer one, for

@@ -140,7 +140,9 @@ func testNodeJSONTypes(t *testing.T, s store.Store) {
 		"nested":    map[string]any{"list": []any{1, "a", false, nil, 2.25}},
 		"html":      "<a&b>",
 	}
-	n.DriverInfo = baremetal.JSON{"ipmi_port": 623, "deploy_kernel": "http://x/k?a=1&b=2"}
+	const odd = "nul\x00 quote\" backslash\\ newline\n emoji \U0001F600 e\u0301 <&>"
+	n.DriverInfo = baremetal.JSON{"ipmi_port": 623, "deploy_kernel": "http://x/k?a=1&b=2", "odd": odd}
+	n.Description = odd
 	createNode(t, s, n)
 	got, err := s.GetNode(t.Context(), n.UUID)
 	if err != nil {
@@ -161,6 +163,9 @@ func testNodeJSONTypes(t *testing.T, s store.Store) {
 	}
 	if got.DriverInfo["deploy_kernel"] != "http://x/k?a=1&b=2" {
 		t.Errorf("driver_info[deploy_kernel] = %q", got.DriverInfo["deploy_kernel"])
+	}
+	if got.DriverInfo["odd"] != odd || got.Description != odd {
+		t.Errorf("strings with NUL, escapes and emoji came back as %q and %q, want %q", got.DriverInfo["odd"], got.Description, odd)
 	}
 }
 

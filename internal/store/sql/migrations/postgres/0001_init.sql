@@ -7,6 +7,10 @@
 -- SQLite does, whatever the cluster's locale. Empty optional unique values
 -- (name, address, instance_uuid) are NULL.
 --
+-- JSON is stored as json, not jsonb: json keeps the text as written, and
+-- jsonb cannot hold "\u0000", which is valid JSON that clients may send.
+-- Queries into a body can still cast it to jsonb.
+--
 -- Indexes are limited to lookups, paging, uniqueness and frequent filters:
 -- each one costs every write. Rarer filters (owner, lessee, shard, …) scan;
 -- a later migration can index them when fleets grow.
@@ -29,7 +33,7 @@ CREATE TABLE nodes (
 	reservation     TEXT,
 	created_at      TIMESTAMPTZ NOT NULL,
 	updated_at      TIMESTAMPTZ,
-	body            JSONB NOT NULL
+	body            JSON NOT NULL
 );
 CREATE UNIQUE INDEX nodes_name ON nodes (name) WHERE name IS NOT NULL;
 CREATE UNIQUE INDEX nodes_instance_uuid ON nodes (instance_uuid) WHERE instance_uuid IS NOT NULL;
@@ -45,7 +49,7 @@ CREATE TABLE portgroups (
 	node_uuid  TEXT NOT NULL REFERENCES nodes (uuid) ON DELETE CASCADE,
 	created_at TIMESTAMPTZ NOT NULL,
 	updated_at TIMESTAMPTZ,
-	body       JSONB NOT NULL
+	body       JSON NOT NULL
 );
 CREATE INDEX portgroups_node_uuid ON portgroups (node_uuid);
 
@@ -57,7 +61,7 @@ CREATE TABLE ports (
 	portgroup_uuid TEXT,
 	created_at     TIMESTAMPTZ NOT NULL,
 	updated_at     TIMESTAMPTZ,
-	body           JSONB NOT NULL
+	body           JSON NOT NULL
 );
 CREATE INDEX ports_node_uuid ON ports (node_uuid);
 CREATE INDEX ports_portgroup_uuid ON ports (portgroup_uuid) WHERE portgroup_uuid IS NOT NULL;
@@ -72,7 +76,7 @@ CREATE TABLE allocations (
 	owner          TEXT NOT NULL DEFAULT '',
 	created_at     TIMESTAMPTZ NOT NULL,
 	updated_at     TIMESTAMPTZ,
-	body           JSONB NOT NULL
+	body           JSON NOT NULL
 );
 CREATE INDEX allocations_node_uuid ON allocations (node_uuid);
 
@@ -81,14 +85,14 @@ CREATE TABLE node_history (
 	uuid       TEXT NOT NULL UNIQUE,
 	node_uuid  TEXT NOT NULL REFERENCES nodes (uuid) ON DELETE CASCADE,
 	created_at TIMESTAMPTZ NOT NULL,
-	body       JSONB NOT NULL
+	body       JSON NOT NULL
 );
 CREATE INDEX node_history_node_uuid ON node_history (node_uuid, created_at, id);
 
 CREATE TABLE node_inventory (
 	node_uuid   TEXT PRIMARY KEY REFERENCES nodes (uuid) ON DELETE CASCADE,
-	inventory   JSONB NOT NULL,
-	plugin_data JSONB NOT NULL
+	inventory   JSON NOT NULL,
+	plugin_data JSON NOT NULL
 );
 
 CREATE TABLE conductors (
@@ -109,7 +113,7 @@ CREATE TABLE introspections (
 	started_at  TIMESTAMPTZ NOT NULL,
 	finished_at TIMESTAMPTZ,
 	updated_at  TIMESTAMPTZ NOT NULL,
-	body        JSONB NOT NULL
+	body        JSON NOT NULL
 );
 CREATE INDEX introspections_started_at ON introspections (started_at, id);
 

@@ -186,22 +186,26 @@ func inSavepoint(tx *stdsql.Tx, op *writeOp) (err, broken error) {
 	return err, nil
 }
 
-// run runs op's statement on pool, or in tx when it is set.
+// run runs op's statement on pool, or in tx when it is set. The statement
+// runs on a context that cannot be cancelled: the writer checked op's
+// context before starting, a write takes microseconds, and a cancellable
+// context costs database/sql and the driver a watching goroutine each.
 func (op *writeOp) run(pool *stdsql.DB, tx *stdsql.Tx) error {
+	ctx := context.WithoutCancel(op.ctx)
 	stmt := op.stmt
 	if stmt != nil && tx != nil {
-		stmt = tx.StmtContext(op.ctx, stmt)
+		stmt = tx.StmtContext(ctx, stmt)
 		defer stmt.Close()
 	}
 	if op.scan != nil {
 		var row *stdsql.Row
 		switch {
 		case stmt != nil:
-			row = stmt.QueryRowContext(op.ctx, op.args...)
+			row = stmt.QueryRowContext(ctx, op.args...)
 		case tx != nil:
-			row = tx.QueryRowContext(op.ctx, op.q, op.args...)
+			row = tx.QueryRowContext(ctx, op.q, op.args...)
 		default:
-			row = pool.QueryRowContext(op.ctx, op.q, op.args...)
+			row = pool.QueryRowContext(ctx, op.q, op.args...)
 		}
 		return row.Scan(op.scan...)
 	}
@@ -211,11 +215,11 @@ func (op *writeOp) run(pool *stdsql.DB, tx *stdsql.Tx) error {
 	)
 	switch {
 	case stmt != nil:
-		res, err = stmt.ExecContext(op.ctx, op.args...)
+		res, err = stmt.ExecContext(ctx, op.args...)
 	case tx != nil:
-		res, err = tx.ExecContext(op.ctx, op.q, op.args...)
+		res, err = tx.ExecContext(ctx, op.q, op.args...)
 	default:
-		res, err = pool.ExecContext(op.ctx, op.q, op.args...)
+		res, err = pool.ExecContext(ctx, op.q, op.args...)
 	}
 	if err != nil {
 		return err

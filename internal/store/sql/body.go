@@ -73,22 +73,6 @@ func (s timeScanner) parse(v string) error {
 	return nil
 }
 
-// nullTimeScanner scans a nullable timestamp column into a *time.Time.
-type nullTimeScanner struct{ t **time.Time }
-
-func (s nullTimeScanner) Scan(src any) error {
-	if src == nil {
-		*s.t = nil
-		return nil
-	}
-	var t time.Time
-	if err := (timeScanner{&t}).Scan(src); err != nil {
-		return err
-	}
-	*s.t = &t
-	return nil
-}
-
 // nullString is the argument for an optional column: NULL when empty, so
 // that unique constraints ignore unset values.
 func nullString(s string) any {

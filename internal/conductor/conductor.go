@@ -129,6 +129,15 @@ func (c *Conductor) recover(ctx context.Context) error {
 		if states.IsTransient(n.ProvisionState) {
 			from := n.ProvisionState
 			msg := fmt.Sprintf("conductor %s restarted while the node was in state %q; the operation was aborted", c.host, from)
+			if from == states.Inspecting {
+				// A start cut short may have left an inspection network or
+				// boot files: tear them down like any other failure.
+				if t, err := c.load(ctx, n, false); err == nil {
+					if err := t.Driver.Inspect.Abort(ctx, t); err != nil && !errors.Is(err, driver.ErrUnsupported) {
+						msg += fmt.Sprintf("; clean up failed: %v", err)
+					}
+				}
+			}
 			if err := c.fire(n, states.EventFail); err != nil {
 				c.log.Error("cannot fail node left in transient state", "node", n.UUID, "state", from, "error", err)
 				continue
@@ -181,22 +190,30 @@ func (c *Conductor) Stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// spawn runs fn in the worker pool with the task's lock held, releasing it
-// when fn returns. It fails with ErrNoFreeWorker when the pool is full; the
-// caller then still owns (and must release) the task.
-func (c *Conductor) spawn(t *driver.Task, fn func(ctx context.Context, t *driver.Task)) error {
+// takeWorker reserves a slot in the worker pool, or fails with
+// ErrNoFreeWorker (ErrShuttingDown once stopping). The slot must go to run
+// or back with giveBackWorker.
+func (c *Conductor) takeWorker() error {
 	if c.stopping.Load() {
 		return ErrShuttingDown
 	}
 	select {
 	case c.workers <- struct{}{}:
+		return nil
 	default:
 		return fmt.Errorf("%w: all %d workers are busy", ErrNoFreeWorker, cap(c.workers))
 	}
+}
+
+func (c *Conductor) giveBackWorker() { <-c.workers }
+
+// run runs fn on a reserved worker slot with the task's lock held,
+// releasing both when fn returns.
+func (c *Conductor) run(t *driver.Task, fn func(ctx context.Context, t *driver.Task)) {
 	c.running.Add(1)
 	go func() {
 		defer c.running.Done()
-		defer func() { <-c.workers }()
+		defer c.giveBackWorker()
 		defer c.release(t)
 		defer func() {
 			if r := recover(); r != nil {
@@ -205,7 +222,6 @@ func (c *Conductor) spawn(t *driver.Task, fn func(ctx context.Context, t *driver
 		}()
 		fn(c.workCtx, t)
 	}()
-	return nil
 }
 
 // fire applies a state machine event to the node in memory: provision and

@@ -212,7 +212,7 @@ func TestProvision_VerbNotAllowedInStateChangesNothing(t *testing.T) {
 	}
 }
 
-func TestProvision_NoFreeWorkerPutsNodeBack(t *testing.T) {
+func TestProvision_NoFreeWorkerChangesNothing(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	// Power changes that hang fill the pool of four workers.
@@ -228,9 +228,15 @@ func TestProvision_NoFreeWorkerPutsNodeBack(t *testing.T) {
 		t.Fatalf("inspect with every worker busy: err = %v, want ErrNoFreeWorker", err)
 	}
 	got := r.waitState(t, n.UUID, states.Manageable)
-	if got.TargetProvisionState != "" || got.LastError != "No free conductor workers available" || got.InspectionStartedAt != nil {
-		t.Errorf("node after a refused inspect: target %q, last_error %q, inspection_started_at %v; want it as it was, with the reason",
-			got.TargetProvisionState, got.LastError, got.InspectionStartedAt)
+	if got.TargetProvisionState != "" || got.LastError != "" || got.InspectionStartedAt != nil || got.UpdatedAt != nil {
+		t.Errorf("node after a refused inspect: target %q, last_error %q, inspection_started_at %v, updated_at %v; want it untouched",
+			got.TargetProvisionState, got.LastError, got.InspectionStartedAt, got.UpdatedAt)
+	}
+	if err := r.c.ChangePowerState(ctx, n.UUID, baremetal.PowerOn, 0); !errors.Is(err, ErrNoFreeWorker) {
+		t.Fatalf("power on with every worker busy: err = %v, want ErrNoFreeWorker", err)
+	}
+	if got := r.waitState(t, n.UUID, states.Manageable); got.TargetPowerState != "" || got.UpdatedAt != nil {
+		t.Errorf("node after a refused power change: target_power_state %q, updated_at %v", got.TargetPowerState, got.UpdatedAt)
 	}
 }
 
@@ -361,7 +367,7 @@ func TestInspect_AbortTearsDown(t *testing.T) {
 func TestStart_RecoversTransientNodesAndStaleLocks(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
-	inspecting := r.node(t, states.Inspecting, nil)
+	inspecting := r.node(t, states.Inspecting, map[string]string{"inspect": "waiting"})
 	verifying := r.node(t, states.Verifying, nil)
 	waiting := r.node(t, states.InspectWait, nil)
 	for _, n := range []*baremetal.Node{inspecting, verifying, waiting} {
@@ -375,6 +381,9 @@ func TestStart_RecoversTransientNodesAndStaleLocks(t *testing.T) {
 	}
 	if got := r.waitState(t, inspecting.UUID, states.InspectFailed); got.LastError == "" {
 		t.Error("inspecting node has no last_error")
+	}
+	if r.wait.aborts != 1 {
+		t.Errorf("inspect interface aborted %d times, want 1 (teardown of a start cut short)", r.wait.aborts)
 	}
 	if got := r.waitState(t, verifying.UUID, states.Enroll); got.LastError == "" {
 		t.Error("verifying node has no last_error")

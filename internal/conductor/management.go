@@ -29,16 +29,21 @@ func (c *Conductor) ChangePowerState(ctx context.Context, ident, target string, 
 		c.release(t)
 		return fmt.Errorf("validate power interface of node %s: %w", t.Node.UUID, err)
 	}
+	if err := c.takeWorker(); err != nil {
+		c.release(t)
+		return err
+	}
 	t.Node.TargetPowerState = target
 	if target == baremetal.PowerReboot {
 		t.Node.TargetPowerState = baremetal.PowerOn
 	}
 	t.Node.LastError = ""
 	if err := t.SaveNode(ctx); err != nil {
+		c.giveBackWorker()
 		c.release(t)
 		return err
 	}
-	err = c.spawn(t, func(ctx context.Context, t *driver.Task) {
+	c.run(t, func(ctx context.Context, t *driver.Task) {
 		if err := c.setPower(ctx, t, target, timeout); err != nil {
 			t.Node.LastError = fmt.Sprintf("Failed to change power state to '%s' by '%s'. Error: %v", t.Node.TargetPowerState, target, err)
 			c.history(ctx, t.Node, "power", t.Node.LastError, baremetal.SeverityError)
@@ -48,12 +53,7 @@ func (c *Conductor) ChangePowerState(ctx context.Context, ident, target string, 
 			t.Log.Error("cannot save power state", "error", err)
 		}
 	})
-	if err != nil {
-		t.Node.TargetPowerState = ""
-		_ = t.SaveNode(context.WithoutCancel(ctx))
-		c.release(t)
-	}
-	return err
+	return nil
 }
 
 // setPower switches power and records the state the interface reports.

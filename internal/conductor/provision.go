@@ -32,7 +32,14 @@ func (c *Conductor) DoProvisionAction(ctx context.Context, ident, verb string) e
 		return fmt.Errorf("%w: The requested action %q can not be performed on node %q while it is in state %q.",
 			ErrInvalidState, verb, n.UUID, n.ProvisionState)
 	}
-	prev := *n // what a worker that cannot start puts back
+	// Take a worker before touching the node, so a busy conductor answers
+	// 503 with nothing changed and nothing written.
+	if verb != VerbAbort {
+		if err := c.takeWorker(); err != nil {
+			c.release(t)
+			return err
+		}
+	}
 	var work func(ctx context.Context, t *driver.Task)
 	switch verb {
 	case VerbManage:
@@ -47,33 +54,14 @@ func (c *Conductor) DoProvisionAction(ctx context.Context, ident, verb string) e
 		err = fmt.Errorf("%w: provision verb %q is not supported", ErrInvalidState, verb)
 	}
 	if err != nil || work == nil {
+		if verb != VerbAbort {
+			c.giveBackWorker()
+		}
 		c.release(t)
 		return err
 	}
-	if err := c.spawn(t, work); err != nil {
-		// The node already moved to its transient state: put it back.
-		c.putBack(context.WithoutCancel(ctx), t, &prev, verb, "No free conductor workers available")
-		c.release(t)
-		return err
-	}
+	c.run(t, work)
 	return nil
-}
-
-// putBack returns the node to the provision state it had before a verb
-// whose worker could not start, with msg as last_error, as Ironic's
-// provisioning_error_handler does: a busy conductor is a reason to retry,
-// not a failed node.
-func (c *Conductor) putBack(ctx context.Context, t *driver.Task, prev *baremetal.Node, verb, msg string) {
-	n := t.Node
-	n.ProvisionState, n.TargetProvisionState = prev.ProvisionState, prev.TargetProvisionState
-	n.InspectionStartedAt, n.InspectionFinishedAt = prev.InspectionStartedAt, prev.InspectionFinishedAt
-	n.LastError = msg
-	if err := t.SaveNode(ctx); err != nil {
-		t.Log.Error("cannot put the node back in its state", "verb", verb, "state", prev.ProvisionState, "error", err)
-		return
-	}
-	c.history(ctx, n, verb, msg, baremetal.SeverityError)
-	t.Log.Warn("no free conductor worker; node put back in its state", "verb", verb, "state", n.ProvisionState)
 }
 
 // transition fires event on the task's node and saves it, setting or

@@ -205,7 +205,8 @@ func (i *Inspector) startManaged(ctx context.Context, t *driver.Task) error {
 	return nil
 }
 
-// setPower switches power and records the state on the node.
+// setPower switches power and records the state on the node; the
+// conductor saves the node when the phase ends.
 func (i *Inspector) setPower(ctx context.Context, t *driver.Task, state string, timeout time.Duration) error {
 	if err := t.Driver.Power.SetPowerState(ctx, t, state, timeout); err != nil {
 		return err
@@ -213,7 +214,7 @@ func (i *Inspector) setPower(ctx context.Context, t *driver.Task, state string, 
 	if st, err := t.Driver.Power.PowerState(ctx, t); err == nil {
 		t.Node.PowerState = st
 	}
-	return t.SaveNode(ctx)
+	return nil
 }
 
 // teardown undoes the managed path: ramdisk, inspection network, and power
@@ -246,16 +247,14 @@ func (i *Inspector) Status(ctx context.Context, t *driver.Task) (driver.InspectS
 	return i.client.Status(ctx, t.Node.UUID)
 }
 
-// Finish tears down the managed path and, on success, stores the inventory.
+// Finish tears down the managed path and, on success, stores the
+// inventory. The conductor saves the node with its new state.
 func (i *Inspector) Finish(ctx context.Context, t *driver.Task, st driver.InspectStatus) error {
 	var err error
 	if managed(t.Node) {
 		err = i.teardown(ctx, t, i.cfg.Inspector.PowerOff)
 	}
 	delete(t.Node.DriverInternalInfo, ManageBootKey)
-	if serr := t.SaveNode(ctx); serr != nil {
-		err = errors.Join(err, serr)
-	}
 	if err == nil && st.Error == "" {
 		i.storeInventory(ctx, t)
 	}
@@ -282,7 +281,7 @@ func (i *Inspector) storeInventory(ctx context.Context, t *driver.Task) {
 
 // Abort stops the introspection and tears down everything the managed path
 // set up (upstream's inspector interface does not; ferro does, so an abort
-// leaves no Neutron port or boot file behind).
+// leaves no Neutron port or boot file behind). The conductor saves the node.
 func (i *Inspector) Abort(ctx context.Context, t *driver.Task) error {
 	var errs []error
 	if err := i.client.Abort(ctx, t.Node.UUID); err != nil {
@@ -294,9 +293,6 @@ func (i *Inspector) Abort(ctx context.Context, t *driver.Task) error {
 		}
 	}
 	delete(t.Node.DriverInternalInfo, ManageBootKey)
-	if err := t.SaveNode(ctx); err != nil {
-		errs = append(errs, err)
-	}
 	return errors.Join(errs...)
 }
 

@@ -72,9 +72,15 @@ func symlinkAtomic(target, path string) error {
 	return nil
 }
 
+// macManifest, in the node's directory, lists the pxelinux.cfg/ entries
+// made for the node, so removing them never scans the whole directory
+// (which would make preparing n nodes cost n² link reads).
+const macManifest = "mac-entries"
+
 // linkMACs points <root>/pxelinux.cfg/<name> at the node's config for every
-// name, with a relative link as Ironic makes them, and removes the node's
-// entries that are not in names (a port no longer PXE-enabled).
+// name, with a relative link as Ironic makes them, removes the node's
+// entries that are not in names (a port no longer PXE-enabled), and records
+// the names in the node's manifest.
 func linkMACs(root, uuid string, names []string) error {
 	dir := filepath.Join(root, macDir)
 	if err := mkdirs(dir); err != nil {
@@ -86,11 +92,20 @@ func linkMACs(root, uuid string, names []string) error {
 			return err
 		}
 	}
-	return sweepMACs(root, uuid, func(name string) bool { return !slices.Contains(names, name) })
+	var stale []string
+	for _, name := range readManifest(root, uuid) {
+		if !slices.Contains(names, name) {
+			stale = append(stale, name)
+		}
+	}
+	if err := removeOwnEntries(root, uuid, stale); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(root, uuid, macManifest), []byte(strings.Join(names, "\n")+"\n"))
 }
 
-// unlinkMACs removes the named entries and every entry that points into the
-// node's directory. Missing entries are fine.
+// unlinkMACs removes the named entries and every entry the node's manifest
+// lists that still points into the node's directory. Missing entries are fine.
 func unlinkMACs(root, uuid string, names []string) error {
 	var errs []error
 	for _, name := range names {
@@ -98,33 +113,35 @@ func unlinkMACs(root, uuid string, names []string) error {
 			errs = append(errs, err)
 		}
 	}
-	if err := sweepMACs(root, uuid, func(string) bool { return true }); err != nil {
+	if err := removeOwnEntries(root, uuid, readManifest(root, uuid)); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
-// sweepMACs removes the symlinks in pxelinux.cfg/ that point into the
-// node's directory and for which remove(name) is true.
-func sweepMACs(root, uuid string, remove func(name string) bool) error {
-	dir := filepath.Join(root, macDir)
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
+// readManifest returns the entry names recorded for the node, or none.
+func readManifest(root, uuid string) []string {
+	b, err := os.ReadFile(filepath.Join(root, uuid, macManifest))
+	if err != nil {
 		return nil
 	}
-	if err != nil {
-		return err
-	}
+	return strings.Fields(string(b))
+}
+
+// removeOwnEntries removes the named pxelinux.cfg/ symlinks that point into
+// the node's directory; an entry another node has taken over since stays.
+func removeOwnEntries(root, uuid string, names []string) error {
+	dir := filepath.Join(root, macDir)
 	nodeDir := filepath.Join(root, uuid)
 	var errs []error
-	for _, e := range entries {
-		if e.Type()&fs.ModeSymlink == 0 || strings.HasPrefix(e.Name(), ".") || !remove(e.Name()) {
-			continue
+	for _, name := range names {
+		if strings.ContainsAny(name, "/\\") || strings.HasPrefix(name, ".") {
+			continue // not a name linkMACs writes
 		}
-		p := filepath.Join(dir, e.Name())
+		p := filepath.Join(dir, name)
 		target, err := os.Readlink(p)
 		if err != nil {
-			continue // gone meanwhile
+			continue // gone, or not a link
 		}
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(dir, target)

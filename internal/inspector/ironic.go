@@ -80,7 +80,8 @@ func decodeAPI(raw map[string]any, v any) error {
 // Node implements BareMetal.
 func (c *HTTPBareMetal) Node(ctx context.Context, ident string) (*baremetal.Node, []*baremetal.Port, error) {
 	var raw map[string]any
-	if err := nodes.Get(ctx, c.sc, ident).ExtractInto(&raw); err != nil {
+	// The gophercloud.Result's ExtractInto: the node result's own only takes a struct.
+	if err := nodes.Get(ctx, c.sc, ident).Result.ExtractInto(&raw); err != nil {
 		if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
 			return nil, nil, fmt.Errorf("%w: %s", ErrNodeNotFound, ident)
 		}

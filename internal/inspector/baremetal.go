@@ -84,15 +84,22 @@ func (l *Local) Apply(ctx context.Context, nodeUUID string, ch hooks.Changes) er
 	})
 }
 
-// retryLocked calls fn again while it fails because the node is locked, for
-// about 2.5 s: the conductor holds a node's lock briefly (moving it to
-// inspect wait, switching its power), and Ironic's clients retry its 409
-// the same way.
+// retryLocked calls fn again while it fails because the node is locked.
 func (l *Local) retryLocked(ctx context.Context, fn func() error) error {
+	return retryWhileLocked(ctx, func(err error) bool {
+		return l.LockedNodeErr != nil && errors.Is(err, l.LockedNodeErr)
+	}, fn)
+}
+
+// retryWhileLocked calls fn again while locked(err), for about 2.5 s: the
+// conductor holds a node's lock briefly (moving it to inspect wait,
+// switching its power, polling the inspector), and Ironic's clients retry
+// its 409 the same way.
+func retryWhileLocked(ctx context.Context, locked func(error) bool, fn func() error) error {
 	delay := 5 * time.Millisecond
 	for {
 		err := fn()
-		if err == nil || l.LockedNodeErr == nil || !errors.Is(err, l.LockedNodeErr) || delay > 2*time.Second {
+		if err == nil || !locked(err) || delay > 2*time.Second {
 			return err
 		}
 		select {

@@ -154,39 +154,52 @@ func (op patchOp) m() map[string]any {
 func (op patchOp) ToNodeUpdateMap() (map[string]any, error) { return op.m(), nil }
 func (op patchOp) ToPortUpdateMap() map[string]any          { return op.m() }
 
-// Apply implements BareMetal: one API call per change, in upstream's order.
+// conflict reports a 409: Ironic (and ferro) answer it while a conductor
+// holds the node's lock, and its clients retry.
+func conflict(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusConflict) }
+
+// Apply implements BareMetal: one API call per change, in upstream's order,
+// each retried while the node is locked.
 func (c *HTTPBareMetal) Apply(ctx context.Context, nodeUUID string, ch hooks.Changes) error {
+	call := func(fn func() error) error { return retryWhileLocked(ctx, conflict, fn) }
 	for _, pc := range ch.CreatePorts {
 		pxe := pc.PXEEnabled
 		opts := ports.CreateOpts{NodeUUID: nodeUUID, Address: pc.Address, PXEEnabled: &pxe, Extra: pc.Extra,
 			LocalLinkConnection: pc.LocalLinkConnection}
-		if err := ports.Create(ctx, c.sc, opts).Err; err != nil {
+		if err := call(func() error { return ports.Create(ctx, c.sc, opts).Err }); err != nil {
 			return fmt.Errorf("create port %s: %w", pc.Address, err)
 		}
 	}
 	for _, ref := range ch.DeletePorts {
-		if err := ports.Delete(ctx, c.sc, ref.UUID).ExtractErr(); err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
+		err := call(func() error { return ports.Delete(ctx, c.sc, ref.UUID).ExtractErr() })
+		if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
 			return fmt.Errorf("delete port %s: %w", ref.Address, err)
 		}
 	}
 	for _, pp := range ch.PatchPorts {
-		if err := ports.Update(ctx, c.sc, pp.UUID, patchOps(pp.Ops).port()).Err; err != nil {
+		if err := call(func() error { return ports.Update(ctx, c.sc, pp.UUID, patchOps(pp.Ops).port()).Err }); err != nil {
 			return fmt.Errorf("patch port %s: %w", pp.Address, err)
 		}
 	}
 	if len(ch.NodePatch) > 0 {
-		if err := nodes.Update(ctx, c.sc, nodeUUID, patchOps(ch.NodePatch).node()).Err; err != nil {
+		if err := call(func() error { return nodes.Update(ctx, c.sc, nodeUUID, patchOps(ch.NodePatch).node()).Err }); err != nil {
 			return fmt.Errorf("patch node %s: %w", nodeUUID, err)
 		}
 	}
 	for _, t := range ch.AddTraits {
-		_, err := c.sc.Put(ctx, c.sc.ServiceURL("nodes", nodeUUID, "traits", t), nil, nil, &gophercloud.RequestOpts{OkCodes: []int{204}})
+		err := call(func() error {
+			_, err := c.sc.Put(ctx, c.sc.ServiceURL("nodes", nodeUUID, "traits", t), nil, nil, &gophercloud.RequestOpts{OkCodes: []int{204}})
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("add trait %s: %w", t, err)
 		}
 	}
 	for _, t := range ch.RemoveTraits {
-		_, err := c.sc.Delete(ctx, c.sc.ServiceURL("nodes", nodeUUID, "traits", t), &gophercloud.RequestOpts{OkCodes: []int{204}})
+		err := call(func() error {
+			_, err := c.sc.Delete(ctx, c.sc.ServiceURL("nodes", nodeUUID, "traits", t), &gophercloud.RequestOpts{OkCodes: []int{204}})
+			return err
+		})
 		if err != nil && !gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
 			return fmt.Errorf("remove trait %s: %w", t, err)
 		}
@@ -196,7 +209,9 @@ func (c *HTTPBareMetal) Apply(ctx context.Context, nodeUUID string, ch hooks.Cha
 
 // SetBootDevice implements BareMetal.
 func (c *HTTPBareMetal) SetBootDevice(ctx context.Context, nodeUUID, device string, persistent bool) error {
-	err := nodes.SetBootDevice(ctx, c.sc, nodeUUID, nodes.BootDeviceOpts{BootDevice: device, Persistent: persistent}).ExtractErr()
+	err := retryWhileLocked(ctx, conflict, func() error {
+		return nodes.SetBootDevice(ctx, c.sc, nodeUUID, nodes.BootDeviceOpts{BootDevice: device, Persistent: persistent}).ExtractErr()
+	})
 	if err != nil {
 		return fmt.Errorf("set boot device of node %s: %w", nodeUUID, err)
 	}
@@ -205,7 +220,9 @@ func (c *HTTPBareMetal) SetBootDevice(ctx context.Context, nodeUUID, device stri
 
 // SetPowerState implements BareMetal.
 func (c *HTTPBareMetal) SetPowerState(ctx context.Context, nodeUUID, target string) error {
-	err := nodes.ChangePowerState(ctx, c.sc, nodeUUID, nodes.PowerStateOpts{Target: nodes.TargetPowerState(target)}).ExtractErr()
+	err := retryWhileLocked(ctx, conflict, func() error {
+		return nodes.ChangePowerState(ctx, c.sc, nodeUUID, nodes.PowerStateOpts{Target: nodes.TargetPowerState(target)}).ExtractErr()
+	})
 	if err != nil {
 		return fmt.Errorf("set power state of node %s to %s: %w", nodeUUID, target, err)
 	}

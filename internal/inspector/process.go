@@ -38,14 +38,14 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 	// until the node is known, so its introspection can be marked failed.
 	preErr := hooks.RunBeforeProcessing(ctx, s.hooks, data)
 
-	in, err := s.lookup(ctx, rep)
+	nodeUUID, err := s.lookup(ctx, rep)
 	if err != nil {
 		return "", err
 	}
-	unlock := s.lockNode(in.NodeUUID)
+	unlock := s.lockNode(nodeUUID)
 	defer unlock()
-	// Re-read under the lock: a concurrent report for the same node may have won.
-	in, err = s.store.GetIntrospection(ctx, in.NodeUUID)
+	// Read under the lock: a concurrent report for the same node may have won.
+	in, err := s.store.GetIntrospection(ctx, nodeUUID)
 	if err != nil {
 		return "", err
 	}
@@ -146,21 +146,21 @@ func hookName(err error) string {
 	return "hook"
 }
 
-// lookup finds the introspection a report belongs to by its MACs and BMC
-// addresses: the record matching the most attributes wins; a tie or no
-// match is an error, as upstream.
-func (s *Service) lookup(ctx context.Context, rep *inventory.Report) (*store.Introspection, error) {
+// lookup finds the node whose introspection a report belongs to by its MACs
+// and BMC addresses: the record matching the most attributes wins; a tie or
+// no match is an error, as upstream.
+func (s *Service) lookup(ctx context.Context, rep *inventory.Report) (string, error) {
 	var macs, bmcs []string
 	if rep.Inventory != nil {
 		macs = rep.Inventory.MACs()
 		bmcs = rep.Inventory.BMCAddresses()
 	}
 	if len(macs) == 0 && len(bmcs) == 0 {
-		return nil, errorf(http.StatusBadRequest, "No lookup attributes were found in the introspection data: no valid MAC or BMC address")
+		return "", errorf(http.StatusBadRequest, "No lookup attributes were found in the introspection data: no valid MAC or BMC address")
 	}
 	matches, err := s.store.LookupIntrospections(ctx, macs, bmcs)
 	if err != nil {
-		return nil, fmt.Errorf("look up node: %w", err)
+		return "", fmt.Errorf("look up node: %w", err)
 	}
 	// Best match first; the store returns them by node UUID, so ties are
 	// named in a stable order.
@@ -173,11 +173,11 @@ func (s *Service) lookup(ctx context.Context, rep *inventory.Report) (*store.Int
 			// A late or repeated report for a node whose introspection ended.
 			in, err := s.store.GetIntrospection(ctx, ended[0].NodeUUID)
 			if err != nil {
-				return nil, err
+				return "", err
 			}
-			return nil, errorf(http.StatusBadRequest, "Node %s is not waiting for introspection (state %q)", in.NodeUUID, in.State)
+			return "", errorf(http.StatusBadRequest, "Node %s is not waiting for introspection (state %q)", in.NodeUUID, in.State)
 		}
-		return nil, errorf(http.StatusNotFound, "Could not find a node for attributes {'bmc_address': %v, 'mac': %v}", bmcs, macs)
+		return "", errorf(http.StatusNotFound, "Could not find a node for attributes {'bmc_address': %v, 'mac': %v}", bmcs, macs)
 	}
 	if len(matches) > 1 && matches[0].Matches == matches[1].Matches {
 		var ids []string
@@ -186,13 +186,9 @@ func (s *Service) lookup(ctx context.Context, rep *inventory.Report) (*store.Int
 				ids = append(ids, m.NodeUUID)
 			}
 		}
-		return nil, errorf(http.StatusNotFound, "Multiple nodes match the same number of attributes: %s", strings.Join(ids, ", "))
+		return "", errorf(http.StatusNotFound, "Multiple nodes match the same number of attributes: %s", strings.Join(ids, ", "))
 	}
-	in, err := s.store.GetIntrospection(ctx, matches[0].NodeUUID)
-	if err != nil {
-		return nil, err
-	}
-	return in, nil
+	return matches[0].NodeUUID, nil
 }
 
 // tokenMatches compares the presented token with the stored hash in

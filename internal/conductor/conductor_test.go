@@ -116,7 +116,7 @@ func newRig(t *testing.T) *rig {
 	reg := driver.NewRegistry([]string{"fake-hardware"}, enabled, nil)
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
-	r := &rig{store: db, cfg: cfg, now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), wait: &waitingInspect{},
+	r := &rig{store: db, cfg: cfg, now: time.Now().UTC(), wait: &waitingInspect{},
 		block: blockingPower{release: make(chan struct{})}}
 	reg.RegisterInspect("waiting", r.wait)
 	reg.RegisterPower("blocking", r.block)
@@ -407,5 +407,32 @@ func TestRing_SpreadsNodesAndIsStable(t *testing.T) {
 		if n < 800 {
 			t.Errorf("host %s owns only %d of 3000 nodes", h, n)
 		}
+	}
+}
+
+func TestTakeOverOrphans_ReleasesDeadConductorsLocks(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	inspecting := r.node(t, states.Inspecting, map[string]string{"inspect": "waiting"})
+	idle := r.node(t, states.Manageable, nil)
+	live := r.node(t, states.Manageable, nil)
+	for _, n := range []*baremetal.Node{inspecting, idle} {
+		if _, err := r.store.ReserveNode(ctx, n.UUID, "dead-host"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.store.RegisterConductor(ctx, &store.Conductor{Hostname: "live-host", Online: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.store.ReserveNode(ctx, live.UUID, "live-host"); err != nil {
+		t.Fatal(err)
+	}
+	r.c.TakeOverOrphans(ctx)
+	if got := r.waitState(t, inspecting.UUID, states.InspectFailed); got.LastError == "" || r.wait.aborts != 1 {
+		t.Errorf("orphan in inspecting: last_error %q, aborts %d", got.LastError, r.wait.aborts)
+	}
+	r.waitState(t, idle.UUID, states.Manageable)
+	if got, _ := r.store.GetNode(ctx, live.UUID); got.Reservation != "live-host" {
+		t.Errorf("a live conductor's lock was taken: reservation %q", got.Reservation)
 	}
 }

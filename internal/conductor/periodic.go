@@ -42,6 +42,7 @@ func (c *Conductor) runPeriodic(ctx context.Context) {
 			if err := c.refreshRing(ctx); err != nil && ctx.Err() == nil {
 				c.log.Error("hash ring refresh failed", "error", err)
 			}
+			c.TakeOverOrphans(ctx)
 		case <-tick(status):
 			c.CheckInspections(ctx)
 		case <-tick(timeouts):
@@ -212,6 +213,61 @@ func (c *Conductor) CheckInspectTimeouts(ctx context.Context) {
 				msg += fmt.Sprintf("; clean up failed: %v", err)
 			}
 			c.failNode(ctx, t, "timeout", msg)
+		}
+		c.release(t)
+	}
+}
+
+// TakeOverOrphans releases the locks of nodes whose holder is no longer a
+// live conductor (it stopped heart-beating), for the nodes this conductor
+// owns now, and fails those left in a transient state, tearing down an
+// inspection that was starting — as Ironic's orphan check does.
+func (c *Conductor) TakeOverOrphans(ctx context.Context) {
+	timeout := time.Duration(c.cfg.Conductor.HeartbeatTimeout) * time.Second
+	live, err := c.store.ListConductors(ctx, c.now().Add(-timeout))
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Error("list live conductors", "error", err)
+		}
+		return
+	}
+	alive := map[string]bool{c.host: true}
+	for _, cd := range live {
+		alive[cd.Hostname] = true
+	}
+	reserved := true
+	nodes, err := c.store.ListNodes(ctx, store.NodeFilter{Reserved: &reserved})
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Error("list reserved nodes", "error", err)
+		}
+		return
+	}
+	for _, n := range nodes {
+		if alive[n.Reservation] || !c.owns(n.UUID, n.ConductorGroup) {
+			continue
+		}
+		dead := n.Reservation
+		if err := c.store.ReleaseNode(ctx, n.UUID, dead); err != nil {
+			continue // taken or released meanwhile
+		}
+		c.log.Warn("released the lock of a dead conductor", "node", n.UUID, "holder", dead)
+		if !states.IsTransient(n.ProvisionState) {
+			continue
+		}
+		t, err := c.acquire(ctx, n.UUID)
+		if err != nil {
+			continue
+		}
+		if states.IsTransient(t.Node.ProvisionState) {
+			from := t.Node.ProvisionState
+			msg := fmt.Sprintf("conductor %s stopped while the node was in state %q; the operation was aborted", dead, from)
+			if from == states.Inspecting {
+				if err := t.Driver.Inspect.Abort(ctx, t); err != nil && !errors.Is(err, driver.ErrUnsupported) {
+					msg += fmt.Sprintf("; clean up failed: %v", err)
+				}
+			}
+			c.failNode(ctx, t, "take over", msg)
 		}
 		c.release(t)
 	}

@@ -3,6 +3,9 @@ package conductor
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/driver"
@@ -35,21 +38,8 @@ func (c *Conductor) lockedError(ident, holder string) error {
 // acquire takes the node's exclusive lock and loads the task: the node,
 // its ports and portgroups, and its resolved interfaces.
 func (c *Conductor) acquire(ctx context.Context, ident string) (*driver.Task, error) {
-	if c.stopping.Load() {
-		return nil, ErrShuttingDown
-	}
-	// Resolve names to the UUID first so the local lock has one key per node.
-	n, err := c.store.GetNode(ctx, ident)
+	n, err := c.lockNode(ctx, ident)
 	if err != nil {
-		return nil, err
-	}
-	id := n.UUID
-	if !c.lockLocal(id) {
-		return nil, c.lockedError(id, c.host)
-	}
-	n, err = c.store.ReserveNode(ctx, id, c.host)
-	if err != nil {
-		c.unlockLocal(id)
 		return nil, err
 	}
 	t, err := c.load(ctx, n, false)
@@ -58,6 +48,35 @@ func (c *Conductor) acquire(ctx context.Context, ident string) (*driver.Task, er
 		return nil, err
 	}
 	return t, nil
+}
+
+// lockNode takes the node's exclusive lock and returns the node as read
+// under it.
+func (c *Conductor) lockNode(ctx context.Context, ident string) (*baremetal.Node, error) {
+	if c.stopping.Load() {
+		return nil, ErrShuttingDown
+	}
+	// The local lock needs one key per node: resolve a name to its UUID.
+	id := strings.ToLower(ident)
+	if len(ident) != 36 || uuid.Validate(ident) != nil {
+		n, err := c.store.GetNode(ctx, ident)
+		if err != nil {
+			return nil, err
+		}
+		id = n.UUID
+	}
+	if !c.lockLocal(id) {
+		return nil, c.lockedError(id, c.host)
+	}
+	n, err := c.store.ReserveNode(ctx, id, c.host)
+	if err != nil {
+		c.unlockLocal(id)
+		return nil, err
+	}
+	if n.DriverInternalInfo == nil {
+		n.DriverInternalInfo = baremetal.JSON{}
+	}
+	return n, nil
 }
 
 // shared loads a task without taking the lock, for reads (validate, boot device).
@@ -107,18 +126,15 @@ func (c *Conductor) releaseNode(uuid string) {
 
 // WithNodeLock takes the node's exclusive lock, runs fn in one transaction
 // with the node as read under the lock, and releases the lock. The API uses
-// it for node updates and deletes and for port and portgroup changes.
+// it for node updates and deletes and for port and portgroup changes, the
+// in-process inspector to apply what it learned.
 func (c *Conductor) WithNodeLock(ctx context.Context, ident string, fn func(ctx context.Context, tx store.Store, n *baremetal.Node) error) error {
-	t, err := c.acquire(ctx, ident)
+	n, err := c.lockNode(ctx, ident)
 	if err != nil {
 		return err
 	}
-	defer c.release(t)
-	return c.store.InTx(ctx, func(tx store.Store) error {
-		n, err := tx.GetNode(ctx, t.Node.UUID)
-		if err != nil {
-			return err
-		}
-		return fn(ctx, tx, n)
-	})
+	defer c.releaseNode(n.UUID)
+	// Nobody writes a node without its lock, so the node read by the
+	// reservation is current for the whole transaction.
+	return c.store.InTx(ctx, func(tx store.Store) error { return fn(ctx, tx, n) })
 }

@@ -121,9 +121,15 @@ func (c *Conductor) NotifyInspectionFinished(nodeUUID string) {
 var errRetry = errors.New("retry")
 
 // checkInspection finishes one node's inspection if the inspect interface
-// says it ended. It returns errRetry when the node is locked or not yet in
-// inspect wait.
+// says it ended. The status is read without the node's lock (as Ironic's
+// shared task), so a poll never blocks the inspector writing to the node;
+// the lock is taken only to finish. It returns errRetry when the node is
+// locked or not yet in inspect wait.
 func (c *Conductor) checkInspection(ctx context.Context, nodeUUID string) error {
+	st, err := c.inspectionStatus(ctx, nodeUUID)
+	if err != nil || (!st.Finished && st.Error == "") {
+		return err
+	}
 	t, err := c.acquire(ctx, nodeUUID)
 	if err != nil {
 		if errors.Is(err, ErrNodeLocked) {
@@ -132,24 +138,34 @@ func (c *Conductor) checkInspection(ctx context.Context, nodeUUID string) error 
 		return err
 	}
 	defer c.release(t)
-	if t.Node.ProvisionState == states.Inspecting {
-		return errRetry
-	}
 	if t.Node.ProvisionState != states.InspectWait {
-		return nil
-	}
-	st, err := t.Driver.Inspect.Status(ctx, t)
-	if err != nil {
-		if !errors.Is(err, driver.ErrUnsupported) {
-			t.Log.Warn("inspection status check failed; retrying next period", "error", err)
-		}
-		return err
-	}
-	if !st.Finished && st.Error == "" {
-		return nil
+		return nil // finished, aborted or timed out meanwhile
 	}
 	c.finishInspection(ctx, t, st)
 	return nil
+}
+
+// inspectionStatus asks the node's inspect interface, without locking,
+// how its inspection is going.
+func (c *Conductor) inspectionStatus(ctx context.Context, nodeUUID string) (driver.InspectStatus, error) {
+	n, err := c.store.GetNode(ctx, nodeUUID)
+	if err != nil {
+		return driver.InspectStatus{}, err
+	}
+	// A status query needs the node and its interfaces, not its ports.
+	t := &driver.Task{Node: n, Shared: true, Driver: c.reg.Resolve(n.Interfaces), Log: c.log.With("node", n.UUID), Store: c.store}
+	switch n.ProvisionState {
+	case states.Inspecting:
+		return driver.InspectStatus{}, errRetry
+	case states.InspectWait:
+	default:
+		return driver.InspectStatus{}, nil
+	}
+	st, err := t.Driver.Inspect.Status(ctx, t)
+	if err != nil && !errors.Is(err, driver.ErrUnsupported) {
+		t.Log.Warn("inspection status check failed; retrying next period", "error", err)
+	}
+	return st, err
 }
 
 // finishInspection runs the inspect interface's Finish (teardown, storing

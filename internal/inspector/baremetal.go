@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -118,6 +119,14 @@ func applyChanges(ctx context.Context, tx store.Store, n *baremetal.Node, ch hoo
 		p := &baremetal.Port{
 			UUID: uuid.NewString(), Address: strings.ToLower(pc.Address), NodeUUID: n.UUID, PXEEnabled: pc.PXEEnabled,
 			Extra: orEmpty(pc.Extra), LocalLinkConnection: orEmpty(pc.LocalLinkConnection), InternalInfo: baremetal.JSON{},
+		}
+		// A MAC already registered on another node is skipped with a
+		// warning, as ironic-inspector does, rather than failing the report.
+		if other, err := tx.GetPortByAddress(ctx, p.Address); err == nil {
+			slog.Warn("port not created: its MAC belongs to another node", "node", n.UUID, "mac", p.Address, "other_node", other.NodeUUID)
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("look up port %s: %w", p.Address, err)
 		}
 		if err := tx.CreatePort(ctx, p); err != nil {
 			return fmt.Errorf("create port %s: %w", p.Address, err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -166,6 +167,12 @@ func (c *HTTPBareMetal) Apply(ctx context.Context, nodeUUID string, ch hooks.Cha
 		pxe := pc.PXEEnabled
 		opts := ports.CreateOpts{NodeUUID: nodeUUID, Address: pc.Address, PXEEnabled: &pxe, Extra: pc.Extra,
 			LocalLinkConnection: pc.LocalLinkConnection}
+		if owner, err := c.portOwner(ctx, pc.Address); err != nil {
+			return err
+		} else if owner != "" {
+			slog.Warn("port not created: its MAC belongs to another node", "node", nodeUUID, "mac", pc.Address, "other_node", owner)
+			continue
+		}
 		if err := call(func() error { return ports.Create(ctx, c.sc, opts).Err }); err != nil {
 			return fmt.Errorf("create port %s: %w", pc.Address, err)
 		}
@@ -205,6 +212,25 @@ func (c *HTTPBareMetal) Apply(ctx context.Context, nodeUUID string, ch hooks.Cha
 		}
 	}
 	return nil
+}
+
+// portOwner returns the node a MAC is registered on, or "".
+func (c *HTTPBareMetal) portOwner(ctx context.Context, mac string) (string, error) {
+	var owner string
+	err := ports.ListDetail(c.sc, ports.ListOpts{Address: mac}).EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+		ps, err := ports.ExtractPorts(page)
+		if err != nil {
+			return false, err
+		}
+		if len(ps) > 0 {
+			owner = ps[0].NodeUUID
+		}
+		return false, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("look up port %s: %w", mac, err)
+	}
+	return owner, nil
 }
 
 // SetBootDevice implements BareMetal.

@@ -28,32 +28,61 @@ func newClient(base string, workers int) *client {
 		MaxIdleConnsPerHost: workers + 4,
 		IdleConnTimeout:     time.Minute,
 		DisableCompression:  true,
+		// A detailed list is over a megabyte: read it in large pieces.
+		ReadBufferSize: 64 << 10,
 	}
 	return &client{base: base, http: &http.Client{Transport: tr, Timeout: time.Minute}}
 }
 
 // do sends a request and returns the status and the whole body.
 func (c *client) do(method, path string, body []byte) (int, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequest(method, c.base+path, rd)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("X-OpenStack-Ironic-API-Version", apiVersion)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
+	resp, err := c.send(method, path, body)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, b, err
+}
+
+// discardBuf is what bodies the probe does not look at are read into.
+var discardBuf = sync.Pool{New: func() any { return new([64 << 10]byte) }}
+
+// doDiscard sends a request and reads the whole body without keeping it
+// (but for an error status, whose body it returns), so that the time
+// measured is the server's and the transfer's, not the probe's decoding.
+func (c *client) doDiscard(method, path string) (int, int64, []byte, error) {
+	resp, err := c.send(method, path, nil)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, int64(len(b)), b, err
+	}
+	buf := discardBuf.Get().(*[64 << 10]byte)
+	defer discardBuf.Put(buf)
+	n, err := io.CopyBuffer(struct{ io.Writer }{io.Discard}, resp.Body, buf[:])
+	return resp.StatusCode, n, nil, err
+}
+
+// send sends a request with the probe's headers.
+func (c *client) send(method, path string, body []byte) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("X-OpenStack-Ironic-API-Version", apiVersion)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return c.http.Do(req)
 }
 
 // nodeBody is a create request for node i: fake-hardware, with the
@@ -93,7 +122,21 @@ func (c *client) createNodes(n, workers int) ([]string, []time.Duration, error) 
 	return uuids, lat, err
 }
 
-// listDetail lists every node with details and returns the body's size.
+// listDetailTimed lists every node with details and returns the body's
+// size without decoding it: listDetail, untimed, checks the content.
+func (c *client) listDetailTimed() (int, error) {
+	st, n, b, err := c.doDiscard(http.MethodGet, "/v1/nodes?detail=true")
+	if err != nil {
+		return 0, err
+	}
+	if st != http.StatusOK {
+		return 0, fmt.Errorf("list nodes: %d %s", st, b)
+	}
+	return int(n), nil
+}
+
+// listDetail lists every node with details, checks it has want nodes, and
+// returns the body's size.
 func (c *client) listDetail(want int) (int, error) {
 	st, b, err := c.do(http.MethodGet, "/v1/nodes?detail=true", nil)
 	if err != nil {
@@ -117,7 +160,7 @@ func (c *client) listDetail(want int) (int, error) {
 }
 
 func (c *client) getNode(uuid string) error {
-	st, b, err := c.do(http.MethodGet, "/v1/nodes/"+uuid, nil)
+	st, _, b, err := c.doDiscard(http.MethodGet, "/v1/nodes/"+uuid)
 	if err != nil {
 		return err
 	}

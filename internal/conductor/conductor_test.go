@@ -152,7 +152,8 @@ func (r *rig) node(t *testing.T, state string, ifs map[string]string) *baremetal
 	return n
 }
 
-// waitState polls until the node reaches want with no lock held.
+// waitState polls until the node reaches want with no lock held, in the
+// database or in this process (a task drops the two one after the other).
 func (r *rig) waitState(t *testing.T, id, want string) *baremetal.Node {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -161,7 +162,10 @@ func (r *rig) waitState(t *testing.T, id, want string) *baremetal.Node {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n.ProvisionState == want && n.Reservation == "" {
+		r.c.lockMu.Lock()
+		lockedHere := r.c.locked[n.UUID]
+		r.c.lockMu.Unlock()
+		if n.ProvisionState == want && n.Reservation == "" && !lockedHere {
 			return n
 		}
 		if time.Now().After(deadline) {

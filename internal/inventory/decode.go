@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // DefaultMaxDepth is the deepest nesting of JSON objects and arrays Decode
@@ -92,7 +93,8 @@ func DecodeBytes(b []byte, lim Limits) (*Report, map[string]any, error) {
 	}
 
 	var rep Report
-	if err := assign(reflect.ValueOf(&rep).Elem(), raw, ""); err != nil {
+	var d decoder
+	if err := d.assign(reflect.ValueOf(&rep).Elem(), raw); err != nil {
 		return nil, nil, err
 	}
 	return &rep, raw, nil
@@ -130,45 +132,128 @@ func checkDepth(b []byte, max int) error {
 	return nil
 }
 
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+var (
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	tlvType         = reflect.TypeFor[TLV]()
+)
+
+// decoder stores generic JSON values into typed ones, checking each value's
+// type against its destination's, as json.Unmarshal does but with element
+// indexes in the paths of its errors. The path is kept as a stack of
+// segments and only spelled out for an error: a report has thousands of
+// values and almost never a wrong one.
+type decoder struct {
+	path []pathSegment
+}
+
+// pathSegment is a field or map key name, or a slice index when index ≥ 0.
+type pathSegment struct {
+	name  string
+	index int
+}
+
+func nameSegment(name string) pathSegment { return pathSegment{name: name, index: -1} }
+
+// pathString spells the current path, "inventory.disks[1].size".
+func (d *decoder) pathString() string {
+	var b strings.Builder
+	for _, s := range d.path {
+		if s.index >= 0 {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.index))
+			b.WriteByte(']')
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s.name)
+	}
+	return pathOr(b.String())
+}
+
+func (d *decoder) typeError(want string, got any) error {
+	return fmt.Errorf("%s: expected %s, got %s", d.pathString(), want, jsonType(got))
+}
+
+// typeInfo is what assign needs to know about a destination type, worked
+// out once per type.
+type typeInfo struct {
+	unmarshaler bool        // *T implements json.Unmarshaler
+	fields      []fieldInfo // a struct's JSON fields, in declaration order
+}
+
+type fieldInfo struct {
+	index int
+	name  string
+}
+
+var typeInfos sync.Map // reflect.Type → *typeInfo
+
+func infoOf(t reflect.Type) *typeInfo {
+	if ti, ok := typeInfos.Load(t); ok {
+		return ti.(*typeInfo)
+	}
+	ti := &typeInfo{unmarshaler: reflect.PointerTo(t).Implements(unmarshalerType)}
+	if t.Kind() == reflect.Struct {
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			ti.fields = append(ti.fields, fieldInfo{index: i, name: name})
+		}
+	}
+	actual, _ := typeInfos.LoadOrStore(t, ti)
+	return actual.(*typeInfo)
+}
 
 // assign stores the generic JSON value v into dst, checking its type against
-// dst's and naming path in errors. It plays json.Unmarshal's role, with
-// element indexes in the paths.
-func assign(dst reflect.Value, v any, path string) error {
+// dst's and naming the path in errors. It plays json.Unmarshal's role.
+func (d *decoder) assign(dst reflect.Value, v any) error {
 	if v == nil {
 		return nil // null leaves the zero value, as IPA sends null for unknowns
 	}
-	if reflect.PointerTo(dst.Type()).Implements(unmarshalerType) {
+	t := dst.Type()
+	if t == tlvType {
+		// Thousands of TLVs per report: built straight from the values
+		// rather than through TLV.UnmarshalJSON's encode and decode.
+		tlv, err := tlvFromJSON(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d.pathString(), err)
+		}
+		dst.Set(reflect.ValueOf(tlv))
+		return nil
+	}
+	ti := infoOf(t)
+	if ti.unmarshaler {
 		b, err := json.Marshal(v)
 		if err == nil {
 			err = dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(b)
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", pathOr(path), err)
+			return fmt.Errorf("%s: %w", d.pathString(), err)
 		}
 		return nil
 	}
 	switch dst.Kind() {
 	case reflect.Pointer:
-		p := reflect.New(dst.Type().Elem())
-		if err := assign(p.Elem(), v, path); err != nil {
+		p := reflect.New(t.Elem())
+		if err := d.assign(p.Elem(), v); err != nil {
 			return err
 		}
 		dst.Set(p)
 	case reflect.Struct:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return typeError(path, "object", v)
+			return d.typeError("object", v)
 		}
-		t := dst.Type()
-		for i := range t.NumField() {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-			if name == "" || name == "-" {
-				continue
-			}
-			if fv, ok := obj[name]; ok {
-				if err := assign(dst.Field(i), fv, join(path, name)); err != nil {
+		for _, f := range ti.fields {
+			if fv, ok := obj[f.name]; ok {
+				d.path = append(d.path, nameSegment(f.name))
+				err := d.assign(dst.Field(f.index), fv)
+				d.path = d.path[:len(d.path)-1]
+				if err != nil {
 					return err
 				}
 			}
@@ -176,11 +261,14 @@ func assign(dst reflect.Value, v any, path string) error {
 	case reflect.Slice:
 		arr, ok := v.([]any)
 		if !ok {
-			return typeError(path, "array", v)
+			return d.typeError("array", v)
 		}
-		s := reflect.MakeSlice(dst.Type(), len(arr), len(arr))
+		s := reflect.MakeSlice(t, len(arr), len(arr))
 		for i, ev := range arr {
-			if err := assign(s.Index(i), ev, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			d.path = append(d.path, pathSegment{index: i})
+			err := d.assign(s.Index(i), ev)
+			d.path = d.path[:len(d.path)-1]
+			if err != nil {
 				return err
 			}
 		}
@@ -188,12 +276,15 @@ func assign(dst reflect.Value, v any, path string) error {
 	case reflect.Map:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return typeError(path, "object", v)
+			return d.typeError("object", v)
 		}
-		m := reflect.MakeMapWithSize(dst.Type(), len(obj))
+		m := reflect.MakeMapWithSize(t, len(obj))
 		for k, ev := range obj {
-			e := reflect.New(dst.Type().Elem()).Elem()
-			if err := assign(e, ev, join(path, k)); err != nil {
+			e := reflect.New(t.Elem()).Elem()
+			d.path = append(d.path, nameSegment(k))
+			err := d.assign(e, ev)
+			d.path = d.path[:len(d.path)-1]
+			if err != nil {
 				return err
 			}
 			m.SetMapIndex(reflect.ValueOf(k), e)
@@ -202,38 +293,64 @@ func assign(dst reflect.Value, v any, path string) error {
 	case reflect.String:
 		s, ok := v.(string)
 		if !ok {
-			return typeError(path, "string", v)
+			return d.typeError("string", v)
 		}
 		dst.SetString(s)
 	case reflect.Bool:
 		b, ok := v.(bool)
 		if !ok {
-			return typeError(path, "boolean", v)
+			return d.typeError("boolean", v)
 		}
 		dst.SetBool(b)
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		n, ok := v.(json.Number)
 		if !ok {
-			return typeError(path, "integer", v)
+			return d.typeError("integer", v)
 		}
-		i, err := strconv.ParseInt(n.String(), 10, dst.Type().Bits())
+		i, err := strconv.ParseInt(n.String(), 10, t.Bits())
 		if err != nil {
 			if errors.Is(err, strconv.ErrRange) {
-				return fmt.Errorf("%s: integer %s out of range", pathOr(path), n)
+				return fmt.Errorf("%s: integer %s out of range", d.pathString(), n)
 			}
-			return fmt.Errorf("%s: expected integer, got number %s", pathOr(path), n)
+			return fmt.Errorf("%s: expected integer, got number %s", d.pathString(), n)
 		}
 		dst.SetInt(i)
 	case reflect.Interface:
 		dst.Set(reflect.ValueOf(v))
 	default:
-		return fmt.Errorf("%s: cannot decode into %s", pathOr(path), dst.Type())
+		return fmt.Errorf("%s: cannot decode into %s", d.pathString(), t)
 	}
 	return nil
 }
 
-func typeError(path, want string, got any) error {
-	return fmt.Errorf("%s: expected %s, got %s", pathOr(path), want, jsonType(got))
+// tlvFromJSON builds a TLV from a generic [type, "hex"] pair, accepting and
+// refusing exactly what TLV.UnmarshalJSON does (null for either element
+// leaves it zero).
+func tlvFromJSON(v any) (TLV, error) {
+	pair, ok := v.([]any)
+	if !ok || len(pair) != 2 {
+		return TLV{}, errPair
+	}
+	var t TLV
+	switch typ := pair[0].(type) {
+	case nil:
+	case json.Number:
+		i, err := strconv.ParseInt(typ.String(), 10, 0)
+		if err != nil {
+			return TLV{}, errTLVType
+		}
+		t.Type = int(i)
+	default:
+		return TLV{}, errTLVType
+	}
+	switch val := pair[1].(type) {
+	case nil:
+	case string:
+		t.Value = val
+	default:
+		return TLV{}, errTLVValue
+	}
+	return t, nil
 }
 
 func jsonType(v any) string {
@@ -252,13 +369,6 @@ func jsonType(v any) string {
 		return "object"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
 }
 
 func pathOr(path string) string {

@@ -2,7 +2,7 @@ package inventory
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 )
 
 // TLV is one LLDP TLV as IPA sends it: on the wire a pair
@@ -18,19 +18,27 @@ func (t TLV) MarshalJSON() ([]byte, error) {
 	return json.Marshal([2]any{t.Type, t.Value})
 }
 
+// The ways a TLV pair can be malformed; DecodeBytes builds TLVs without
+// UnmarshalJSON (see tlvFromJSON) and reports the same errors.
+var (
+	errPair     = errors.New("expected [type, hex] pair")
+	errTLVType  = errors.New("TLV type: expected integer")
+	errTLVValue = errors.New("TLV value: expected hex string")
+)
+
 // UnmarshalJSON decodes a [type, "hex"] pair.
 func (t *TLV) UnmarshalJSON(b []byte) error {
 	var pair []json.RawMessage
 	if err := json.Unmarshal(b, &pair); err != nil || len(pair) != 2 {
-		return fmt.Errorf("expected [type, hex] pair")
+		return errPair
 	}
 	var typ int
 	if err := json.Unmarshal(pair[0], &typ); err != nil {
-		return fmt.Errorf("TLV type: expected integer")
+		return errTLVType
 	}
 	var val string
 	if err := json.Unmarshal(pair[1], &val); err != nil {
-		return fmt.Errorf("TLV value: expected hex string")
+		return errTLVValue
 	}
 	t.Type, t.Value = typ, val
 	return nil

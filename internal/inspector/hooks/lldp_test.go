@@ -2,9 +2,11 @@ package hooks
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/lldp"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -193,3 +195,45 @@ func TestDefaultPipeline_LargePayload(t *testing.T) {
 		t.Errorf("all_interfaces lost entries")
 	}
 }
+
+// lldp_processed is built from the parsed fields directly; it must be what
+// encoding the lldp.Processed and decoding it again gives, every field set
+// or none, empty lists kept.
+func TestLLDPProcessedValue_MatchesJSONRoundTrip(t *testing.T) {
+	s, n, n64, yes := "x", 7, int64(1<<40), true
+	full := lldp.Processed{}
+	v := reflect.ValueOf(&full).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch p := f.Addr().Interface().(type) {
+		case **string:
+			*p = &s
+		case **int:
+			*p = &n
+		case **int64:
+			*p = &n64
+		case **bool:
+			*p = &yes
+		case *[]string:
+			*p = []string{"a", "\u2028<b>"}
+		case *[]int:
+			*p = []int{1, -2}
+		case *[]lldp.VLAN:
+			*p = []lldp.VLAN{{ID: 100, Name: "prov"}, {}}
+		default:
+			t.Fatalf("field %s: type %s not covered by this test", v.Type().Field(i).Name, f.Type())
+		}
+	}
+	emptyLists := lldp.Processed{CapabilitiesSupport: []string{}, PortVLANs: []lldp.VLAN{}, PortProtocolVLANIDs: []int{}}
+	badUTF8 := lldp.Processed{SystemName: ptr("sw\xff01"), MgmtAddresses: []string{"\xfe"}}
+	for name, p := range map[string]lldp.Processed{"full": full, "none": {}, "empty lists": emptyLists, "invalid UTF-8": badUTF8} {
+		t.Run(name, func(t *testing.T) {
+			want := toJSONValue(&p)
+			if diff := cmp.Diff(want, any(lldpProcessedValue(&p))); diff != "" {
+				t.Errorf("(-round trip +direct):\n%s", diff)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

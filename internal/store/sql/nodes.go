@@ -33,7 +33,10 @@ var nodeType = objectType[*baremetal.Node]{
 		return row.Scan(&r.reservation, timeScanner{&r.createdAt}, &r.body)
 	},
 	decode: func(r *bodyRow, in interner) (*baremetal.Node, error) {
-		n := new(baremetal.Node)
+		// A node has an interface per kind, a dozen or so: a map made for
+		// nodeInterfaceKinds holds them without growing (and rehashing)
+		// while it is decoded.
+		n := &baremetal.Node{Interfaces: make(map[string]string, nodeInterfaceKinds)}
 		if err := decodeNode(r.body, n, in); err != nil {
 			return nil, err
 		}
@@ -52,6 +55,12 @@ var nodeType = objectType[*baremetal.Node]{
 		return n, nil
 	},
 }
+
+// nodeInterfaceKinds is how many interfaces a node body may hold without
+// its map growing: driver.Kinds has 13 (the store does not import
+// driver). 14 is the most a map's first 16 slots take; a larger hint
+// doubles them.
+const nodeInterfaceKinds = 14
 
 // normalizeNode puts n's timestamps in the form the store keeps, so that
 // the caller's copy equals what a later read returns.

@@ -245,6 +245,20 @@ func (o objectType[T]) one(row scanner) (T, error) {
 	return o.decode(&r, nil)
 }
 
+// internerPool recycles decodeAll's interners. An interner grows to a
+// thousand strings and more over a long list, and growing its map anew
+// for every list allocated more than the nodes' own maps.
+var internerPool = sync.Pool{New: func() any { return interner{} }}
+
+func getInterner() interner { return internerPool.Get().(interner) }
+
+// putInterner empties in, keeping its table, and pools it. The strings of
+// one list are not kept for the next.
+func putInterner(in interner) {
+	clear(in)
+	internerPool.Put(in)
+}
+
 // parallelDecodeMin is the length of list from which bodies are decoded on
 // every CPU: decoding JSON is most of the cost of a long list.
 const parallelDecodeMin = 64
@@ -254,7 +268,8 @@ func (o objectType[T]) decodeAll(rows []bodyRow) ([]T, error) {
 	out := make([]T, len(rows))
 	workers := min(runtime.GOMAXPROCS(0), len(rows)/(parallelDecodeMin/2))
 	if workers < 2 {
-		in := interner{}
+		in := getInterner()
+		defer putInterner(in)
 		for i := range rows {
 			var err error
 			if out[i], err = o.decode(&rows[i], in); err != nil {
@@ -271,7 +286,8 @@ func (o objectType[T]) decodeAll(rows []bodyRow) ([]T, error) {
 	for w := range workers {
 		lo, hi := w*size, min((w+1)*size, len(rows))
 		wg.Go(func() {
-			in := interner{}
+			in := getInterner()
+			defer putInterner(in)
 			for i := lo; i < hi; i++ {
 				var err error
 				if out[i], err = o.decode(&rows[i], in); err != nil {

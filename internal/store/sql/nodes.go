@@ -1,10 +1,12 @@
 package sql
 
 import (
+	"bytes"
 	"context"
 	stdsql "database/sql"
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/google/uuid"
 
@@ -30,7 +32,7 @@ var nodesTable = &table{
 var nodeType = objectType[*baremetal.Node]{
 	columns: "reservation, created_at, body",
 	scan: func(row scanner, r *bodyRow) error {
-		return row.Scan(&r.reservation, timeScanner{&r.createdAt}, &r.body)
+		return row.Scan(&r.reservation, timeScanner{&r.createdAt}, textBytes{&r.body})
 	},
 	decode: func(r *bodyRow, in interner) (*baremetal.Node, error) {
 		// A node has an interface per kind, a dozen or so: a map made for
@@ -54,6 +56,28 @@ var nodeType = objectType[*baremetal.Node]{
 		emptySlice(&n.Traits)
 		return n, nil
 	},
+}
+
+// textBytes scans a node body without copying it once more: SQLite's
+// driver returns a TEXT column as a string allocated for that value alone,
+// which database/sql would copy into a new []byte, and a detailed list
+// reads hundreds of bodies of a kilobyte or more. The bytes share the
+// string's memory, so nothing may write to them: the decoders only read.
+// A []byte from a driver (pgx) belongs to the driver and is copied.
+type textBytes struct{ b *[]byte }
+
+func (t textBytes) Scan(src any) error {
+	switch v := src.(type) {
+	case string:
+		*t.b = unsafe.Slice(unsafe.StringData(v), len(v))
+	case []byte:
+		*t.b = bytes.Clone(v)
+	case nil:
+		*t.b = nil
+	default:
+		return fmt.Errorf("cannot scan %T into a node body", src)
+	}
+	return nil
 }
 
 // nodeInterfaceKinds is how many interfaces a node body may hold without

@@ -5,6 +5,7 @@ import (
 	stdsql "database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,21 +80,53 @@ ON CONFLICT (node_uuid) DO UPDATE SET state = excluded.state, started_at = exclu
 			in.NodeUUID, in.State, db.d.timeArg(in.StartedAt), db.d.nullTimeArg(in.FinishedAt), db.d.timeArg(now), body); err != nil {
 			return err
 		}
-		if _, err := tx.exec(ctx, "DELETE FROM introspection_lookup WHERE node_uuid = $1", in.NodeUUID); err != nil {
-			return err
-		}
-		for kind, values := range map[string][]string{"mac": in.LookupMACs, "bmc": in.LookupBMC} {
-			for _, v := range values {
-				if _, err := tx.exec(ctx, `INSERT INTO introspection_lookup (node_uuid, kind, value) VALUES ($1, $2, $3)
-ON CONFLICT DO NOTHING`, in.NodeUUID, kind, strings.ToLower(v)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return tx.syncIntrospectionLookup(ctx, in)
 	})
 	if err != nil {
 		return fmt.Errorf("save introspection of node %s: %w", in.NodeUUID, err)
+	}
+	return nil
+}
+
+// lookupKey is a row of introspection_lookup without its node.
+type lookupKey struct{ kind, value string }
+
+// syncIntrospectionLookup makes the introspection_lookup rows of
+// in.NodeUUID the lookup attributes of in. Only starting an introspection
+// changes them; the saves that move it through its states find the rows
+// equal and write nothing, which is one read instead of a delete and an
+// insert per attribute. It runs inside SaveIntrospection's transaction,
+// after the introspection's row is written (and, on PostgreSQL, locked).
+func (db *DB) syncIntrospectionLookup(ctx context.Context, in *store.Introspection) error {
+	want := make(map[lookupKey]bool, len(in.LookupMACs)+len(in.LookupBMC))
+	for _, v := range in.LookupMACs {
+		want[lookupKey{"mac", strings.ToLower(v)}] = true
+	}
+	for _, v := range in.LookupBMC {
+		want[lookupKey{"bmc", strings.ToLower(v)}] = true
+	}
+	rows, err := db.query(ctx, "SELECT kind, value FROM introspection_lookup WHERE node_uuid = $1", in.NodeUUID)
+	if err != nil {
+		return err
+	}
+	have, err := scanAll(rows, func(rows *stdsql.Rows) (lookupKey, error) {
+		var k lookupKey
+		return k, rows.Scan(&k.kind, &k.value)
+	})
+	if err != nil {
+		return err
+	}
+	if len(have) == len(want) && !slices.ContainsFunc(have, func(k lookupKey) bool { return !want[k] }) {
+		return nil
+	}
+	if _, err := db.exec(ctx, "DELETE FROM introspection_lookup WHERE node_uuid = $1", in.NodeUUID); err != nil {
+		return err
+	}
+	for k := range want {
+		if _, err := db.exec(ctx, "INSERT INTO introspection_lookup (node_uuid, kind, value) VALUES ($1, $2, $3)",
+			in.NodeUUID, k.kind, k.value); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -507,4 +507,34 @@ func testIntrospectionLookup(t *testing.T, s store.Store) {
 	if diff := gocmp.Diff(want, got); diff != "" {
 		t.Errorf("after replacing a's attributes: mismatch (-want +got):\n%s", diff)
 	}
+
+	// Saving with the same attributes (in another case) keeps them; saving
+	// as many attributes but other ones replaces them.
+	for _, step := range []struct {
+		name string
+		macs []string
+		want map[string]int // MAC → matches of a
+	}{
+		{"state change only", []string{"52:54:00:00:00:03"}, map[string]int{"52:54:00:00:00:03": 1, "52:54:00:00:00:0d": 0}},
+		{"another MAC", []string{"52:54:00:00:00:0d"}, map[string]int{"52:54:00:00:00:03": 0, "52:54:00:00:00:0d": 1}},
+		{"same MAC in upper case", []string{"52:54:00:00:00:0D"}, map[string]int{"52:54:00:00:00:03": 0, "52:54:00:00:00:0d": 1}},
+	} {
+		in.State, in.LookupMACs = "processing", step.macs
+		if err := s.SaveIntrospection(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		for mac, n := range step.want {
+			got, err := s.LookupIntrospections(ctx, []string{mac}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []store.IntrospectionMatch{}
+			if n > 0 {
+				want = append(want, store.IntrospectionMatch{NodeUUID: a, Matches: n})
+			}
+			if diff := gocmp.Diff(want, got); diff != "" {
+				t.Errorf("%s: lookup of %s: mismatch (-want +got):\n%s", step.name, mac, diff)
+			}
+		}
+	}
 }

@@ -10,8 +10,9 @@ import (
 	"unicode/utf8"
 )
 
-// bufPool recycles response buffers: a detailed list of hundreds of nodes
-// is megabytes, and allocating (and zeroing) that per request shows.
+// bufPool recycles response buffers. Lists are sent in pieces of about
+// streamChunk (jsonStream), so a buffer of 64 KiB holds any response but
+// a resource with very large free-form fields.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 // getBuf returns an empty pooled buffer.
@@ -21,9 +22,9 @@ func getBuf() *[]byte {
 	return bp
 }
 
-// putBuf returns a buffer, keeping the grown one unless it is huge.
+// putBuf returns a buffer, keeping the grown one unless it is large.
 func putBuf(bp *[]byte, b []byte) {
-	if cap(b) > 32<<20 {
+	if cap(b) > 1<<20 {
 		return
 	}
 	*bp = b[:0]

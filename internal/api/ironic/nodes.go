@@ -288,20 +288,16 @@ func (s *server) listNodes(rq *request, detailPath bool) error {
 	}
 
 	fs := newFieldSet(p.fields)
-	bp := getBuf()
-	per := 3200
-	if fs != nil {
-		per = 400
-	}
-	b := slices.Grow(*bp, per*len(nodes)+128)
-	b = append(b, `{"nodes": [`...)
+	js := rq.streamJSON(http.StatusOK)
+	js.b = append(js.b, `{"nodes": [`...)
 	for i, n := range nodes {
 		if i > 0 {
-			b = append(b, ", "...)
+			js.b = append(js.b, ", "...)
 		}
-		b = appendNode(b, n, rc, fs)
+		js.b = appendNode(js.b, n, rc, fs)
+		js.flush()
 	}
-	b = append(b, ']')
+	js.b = append(js.b, ']')
 	var last string
 	if len(nodes) > 0 {
 		last = nodes[len(nodes)-1].UUID
@@ -314,13 +310,11 @@ func (s *server) listNodes(rq *request, detailPath bool) error {
 		resource = "nodes/detail"
 	}
 	if next := rq.nextLink(resource, p, len(nodes), last, extra...); next != "" {
-		b = append(b, `, "next": `...)
-		b = appendString(b, next)
+		js.b = append(js.b, `, "next": `...)
+		js.b = appendString(js.b, next)
 	}
-	b = append(b, '}')
-	err = rq.writeJSON(http.StatusOK, b)
-	putBuf(bp, b)
-	return err
+	js.b = append(js.b, '}')
+	return js.end()
 }
 
 func anySlice(ss []string) []any {

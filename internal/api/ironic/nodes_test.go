@@ -3,7 +3,9 @@ package ironic
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
@@ -281,6 +283,64 @@ func TestListNodes_PagingFollowsNextLinks(t *testing.T) {
 	e.must(400, "GET", "/v1/nodes?sort_key=properties", latest, nil)
 	e.must(400, "GET", "/v1/nodes?marker=not-a-uuid", latest, nil)
 	e.must(404, "GET", "/v1/nodes?marker=2d3f9a5e-7c53-4a3f-a9f5-1a2b3c4d5e6f", latest, nil)
+}
+
+// A list longer than streamChunk goes out in pieces as it renders; over
+// real HTTP it must arrive whole, with its next link, and a short
+// response keeps its Content-Length.
+func TestListNodes_LongListIsStreamedWhole(t *testing.T) {
+	e := newEnv(t)
+	var all []string
+	for i := range 25 {
+		all = append(all, str(e.createNode(map[string]any{
+			"name":       fmt.Sprintf("s%d", i),
+			"properties": map[string]any{"cpus": 4, "notes": strings.Repeat("x", 1000)},
+		}), "uuid"))
+	}
+	srv := httptest.NewServer(e.h)
+	defer srv.Close()
+	get := func(path string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		req.Header.Set("X-OpenStack-Ironic-API-Version", latest)
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("GET %s: %s %q", path, res.Status, res.Header.Get("Content-Type"))
+		}
+		return res, body
+	}
+
+	res, body := get("/v1/nodes/detail?limit=20")
+	if len(body) < 2*streamChunk {
+		t.Fatalf("body is %d bytes, too short to be sent in pieces", len(body))
+	}
+	if res.ContentLength != -1 {
+		t.Errorf("long list has Content-Length %d, want it streamed", res.ContentLength)
+	}
+	m := resp{code: res.StatusCode, body: body}.json(t)
+	var got []string
+	for _, n := range m["nodes"].([]any) {
+		got = append(got, str(n.(map[string]any), "uuid"))
+	}
+	if d := cmp.Diff(all[:20], got); d != "" {
+		t.Errorf("streamed nodes (-want +got):\n%s", d)
+	}
+	if next, _ := m["next"].(string); !strings.Contains(next, "limit=20") || !strings.Contains(next, "marker="+all[19]) {
+		t.Errorf("next %q", m["next"])
+	}
+
+	res, body = get("/v1/nodes?limit=1")
+	if res.ContentLength != int64(len(body)) {
+		t.Errorf("short list Content-Length %d, body %d bytes", res.ContentLength, len(body))
+	}
 }
 
 func TestListNodes_SortDescending(t *testing.T) {

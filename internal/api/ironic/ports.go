@@ -183,16 +183,16 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 		return err
 	}
 	fs := newFieldSet(p.fields)
-	bp := getBuf()
-	b := slices.Grow(*bp, 700*len(ports)+64)
-	b = append(b, `{"ports": [`...)
+	js := rq.streamJSON(http.StatusOK)
+	js.b = append(js.b, `{"ports": [`...)
 	for i, port := range ports {
 		if i > 0 {
-			b = append(b, ", "...)
+			js.b = append(js.b, ", "...)
 		}
-		b = appendPort(b, port, rq.minor, rq.base, fs)
+		js.b = appendPort(js.b, port, rq.minor, rq.base, fs)
+		js.flush()
 	}
-	b = append(b, ']')
+	js.b = append(js.b, ']')
 	var last string
 	if len(ports) > 0 {
 		last = ports[len(ports)-1].UUID
@@ -209,13 +209,11 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 	}
 	extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields", "detail")
 	if next := rq.nextLink(resource, p, len(ports), last, extra...); next != "" {
-		b = append(b, `, "next": `...)
-		b = appendString(b, next)
+		js.b = append(js.b, `, "next": `...)
+		js.b = appendString(js.b, next)
 	}
-	b = append(b, '}')
-	err = rq.writeJSON(http.StatusOK, b)
-	putBuf(bp, b)
-	return err
+	js.b = append(js.b, '}')
+	return js.end()
 }
 
 // getPort is GET /v1/ports/{port}.

@@ -86,6 +86,7 @@ const (
 	hdrOpenStackAPI   = "Openstack-Api-Version"
 	hdrRequestID      = "X-Openstack-Request-Id"
 	hdrContentType    = "Content-Type"
+	hdrContentLength  = "Content-Length"
 	hdrVary           = "Vary"
 	hdrLocation       = "Location"
 	varyVersionHeader = "X-OpenStack-Ironic-API-Version"

@@ -47,23 +47,37 @@ func fuzzing() bool {
 	return f != nil && f.Value.String() != ""
 }
 
-// writeCounter is a store that counts the writes made through it.
+// writeCounter is a store that counts the writes made through it,
+// transactions included.
 type writeCounter struct {
 	store.Store
+	log *writeLog
+}
+
+type writeLog struct {
 	mu     sync.Mutex
 	writes []string
 }
 
+func newWriteCounter(s store.Store) *writeCounter { return &writeCounter{Store: s, log: &writeLog{}} }
+
 func (w *writeCounter) count(what string) {
-	w.mu.Lock()
-	w.writes = append(w.writes, what)
-	w.mu.Unlock()
+	w.log.mu.Lock()
+	w.log.writes = append(w.log.writes, what)
+	w.log.mu.Unlock()
 }
 
 func (w *writeCounter) snapshot() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.writes)
+	w.log.mu.Lock()
+	defer w.log.mu.Unlock()
+	return slices.Clone(w.log.writes)
+}
+
+// InTx counts the writes made through the transaction's store too.
+func (w *writeCounter) InTx(ctx context.Context, fn func(store.Store) error) error {
+	return w.Store.InTx(ctx, func(tx store.Store) error {
+		return fn(&writeCounter{Store: tx, log: w.log})
+	})
 }
 
 func (w *writeCounter) SaveIntrospection(ctx context.Context, in *store.Introspection) error {
@@ -118,7 +132,7 @@ func FuzzContinue(f *testing.F) {
 	f.Add([]byte(`{"inventory":{"interfaces":[],"bmc_address":"10.30.0.57"},"error":null}`))
 
 	r := newSvcRig(f)
-	counter := &writeCounter{Store: r.store}
+	counter := newWriteCounter(r.store)
 	svc, err := inspector.New(inspector.Options{Store: counter, BareMetal: r.bm, Config: config.Defaults(),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {

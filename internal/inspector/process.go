@@ -60,13 +60,17 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 		return "", errorf(http.StatusForbidden, "Invalid or missing inspection token for node %s", in.NodeUUID)
 	}
 
-	if s.cfg.Processing.StoreData != "none" {
-		if err := s.store.SaveIntrospectionData(ctx, in.NodeUUID, "raw", body); err != nil {
-			return "", fmt.Errorf("store raw introspection data of node %s: %w", in.NodeUUID, err)
-		}
-	}
+	// The raw report and the move to processing are one write.
 	in.State, in.UpdatedAt = StateProcessing, s.now().UTC()
-	if err := s.store.SaveIntrospection(ctx, in); err != nil {
+	err = s.store.InTx(ctx, func(tx store.Store) error {
+		if s.cfg.Processing.StoreData != "none" {
+			if err := tx.SaveIntrospectionData(ctx, in.NodeUUID, "raw", body); err != nil {
+				return fmt.Errorf("store raw introspection data of node %s: %w", in.NodeUUID, err)
+			}
+		}
+		return tx.SaveIntrospection(ctx, in)
+	})
+	if err != nil {
 		return "", err
 	}
 	if preErr != nil {
@@ -76,7 +80,11 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 		s.finish(ctx, in, failures)
 		return "", errorf(http.StatusBadRequest, "The following failures happened during running pre-processing hooks:\n%s", failures)
 	}
-	if err := s.process(ctx, in.NodeUUID, data); err != nil {
+	processed, err := s.process(ctx, in.NodeUUID, data)
+	if err == nil {
+		err = s.finishProcessed(ctx, in, processed)
+	}
+	if err != nil {
 		s.finish(ctx, in, err.Error())
 		var e *Error
 		if errors.As(err, &e) {
@@ -84,7 +92,6 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 		}
 		return "", errorf(http.StatusBadRequest, "%s", err.Error())
 	}
-	s.finish(ctx, in, "")
 	return in.NodeUUID, nil
 }
 
@@ -103,11 +110,13 @@ func hookFailures(err error) string {
 }
 
 // process runs the before-update hooks and the rules on the node, applies
-// the plan through the bare metal API and stores the processed data.
-func (s *Service) process(ctx context.Context, nodeUUID string, data *hooks.Data) error {
+// the plan through the bare metal API and returns the processed data to
+// store, encoded (nil when [processing]store_data is none); the caller
+// stores it with the introspection's end (finishProcessed).
+func (s *Service) process(ctx context.Context, nodeUUID string, data *hooks.Data) ([]byte, error) {
 	n, ports, err := s.bm.Node(ctx, nodeUUID)
 	if err != nil {
-		return fmt.Errorf("get node %s: %w", nodeUUID, err)
+		return nil, fmt.Errorf("get node %s: %w", nodeUUID, err)
 	}
 	pv := make([]baremetal.Port, len(ports))
 	for i, p := range ports {
@@ -115,27 +124,25 @@ func (s *Service) process(ctx context.Context, nodeUUID string, data *hooks.Data
 	}
 	node, err := hooks.NewNode(*n, pv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := hooks.RunBeforeUpdate(ctx, s.hooks, data, node); err != nil {
-		return fmt.Errorf("Unexpected exception %v during processing: %w", hookName(err), err)
+		return nil, fmt.Errorf("Unexpected exception %v during processing: %w", hookName(err), err)
 	}
 	if err := s.applyRules(ctx, data, node); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.bm.Apply(ctx, nodeUUID, node.Changes()); err != nil {
-		return fmt.Errorf("update node %s: %w", nodeUUID, err)
+		return nil, fmt.Errorf("update node %s: %w", nodeUUID, err)
 	}
-	if s.cfg.Processing.StoreData != "none" {
-		b, err := json.Marshal(data.Map())
-		if err != nil {
-			return fmt.Errorf("encode processed data: %w", err)
-		}
-		if err := s.store.SaveIntrospectionData(ctx, nodeUUID, "processed", b); err != nil {
-			return fmt.Errorf("store processed introspection data: %w", err)
-		}
+	if s.cfg.Processing.StoreData == "none" {
+		return nil, nil
 	}
-	return nil
+	b, err := json.Marshal(data.Map())
+	if err != nil {
+		return nil, fmt.Errorf("encode processed data: %w", err)
+	}
+	return b, nil
 }
 
 func hookName(err error) string {
@@ -249,10 +256,12 @@ func (s *Service) Reapply(ctx context.Context, ident string) error {
 		s.finish(ctx, in, "Pre-processing failures detected reapplying introspection on stored data:\n"+hookFailures(err))
 		return nil
 	}
-	if err := s.process(ctx, uuid, data); err != nil {
-		s.finish(ctx, in, err.Error())
-		return nil
+	processed, err := s.process(ctx, uuid, data)
+	if err == nil {
+		err = s.finishProcessed(ctx, in, processed)
 	}
-	s.finish(ctx, in, "")
+	if err != nil {
+		s.finish(ctx, in, err.Error())
+	}
 	return nil
 }

@@ -214,13 +214,42 @@ func (s *Service) bootForIntrospection(nodeUUID string) {
 // finish ends an introspection, with an error message or without, powers
 // the node off when the inspector manages boot, and notifies the conductor.
 func (s *Service) finish(ctx context.Context, in *store.Introspection, errMsg string) {
+	s.end(ctx, in, errMsg, nil) // fails only on storing processed data
+}
+
+// finishProcessed ends an introspection whose processing succeeded, as
+// finish does, storing the processed data (unless nil) in the same
+// transaction as its end. When the data cannot be stored nothing is, and
+// the error is returned so that the caller fails the introspection with
+// it, as when processing fails.
+func (s *Service) finishProcessed(ctx context.Context, in *store.Introspection, processed []byte) error {
+	return s.end(ctx, in, "", processed)
+}
+
+func (s *Service) end(ctx context.Context, in *store.Introspection, errMsg string, processed []byte) error {
+	was := *in
 	now := s.now().UTC()
 	in.FinishedAt, in.UpdatedAt, in.Error = &now, now, errMsg
 	in.State = StateFinished
 	if errMsg != "" {
 		in.State = StateError
 	}
-	if err := s.store.SaveIntrospection(context.WithoutCancel(ctx), in); err != nil {
+	var dataErr error
+	err := s.store.InTx(context.WithoutCancel(ctx), func(tx store.Store) error {
+		if processed != nil {
+			// On the request's context, as the processing before it.
+			if err := tx.SaveIntrospectionData(ctx, in.NodeUUID, "processed", processed); err != nil {
+				dataErr = fmt.Errorf("store processed introspection data: %w", err)
+				return dataErr
+			}
+		}
+		return tx.SaveIntrospection(context.WithoutCancel(ctx), in)
+	})
+	if dataErr != nil {
+		*in = was
+		return dataErr
+	}
+	if err != nil {
 		s.log.Error("cannot save introspection", "node", in.NodeUUID, "error", err)
 	}
 	if in.ManageBoot {
@@ -232,6 +261,7 @@ func (s *Service) finish(ctx context.Context, in *store.Introspection, errMsg st
 	if s.notify != nil {
 		s.notify(in.NodeUUID)
 	}
+	return nil
 }
 
 // Status returns a node's introspection.

@@ -396,3 +396,57 @@ func TestLocal_RetriesWhileTheNodeIsLocked(t *testing.T) {
 		})
 	}
 }
+
+// failingDataStore fails to store introspection data of one kind, inside
+// transactions too.
+type failingDataStore struct {
+	store.Store
+	kind string
+}
+
+func (f *failingDataStore) SaveIntrospectionData(ctx context.Context, nodeUUID, kind string, data []byte) error {
+	if kind == f.kind {
+		return errors.New("disk full")
+	}
+	return f.Store.SaveIntrospectionData(ctx, nodeUUID, kind, data)
+}
+
+func (f *failingDataStore) InTx(ctx context.Context, fn func(store.Store) error) error {
+	return f.Store.InTx(ctx, func(tx store.Store) error { return fn(&failingDataStore{Store: tx, kind: f.kind}) })
+}
+
+// The processed data is stored with the introspection's end; when it
+// cannot be, the introspection fails with the reason and the node's
+// changes stay, as when it was stored on its own.
+func TestContinue_ProcessedDataNotStoredFailsIntrospection(t *testing.T) {
+	r := newSvcRig(t)
+	svc, err := inspector.New(inspector.Options{Store: &failingDataStore{Store: r.store, kind: "processed"}, BareMetal: r.bm,
+		Config: config.Defaults(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	ctx := context.Background()
+	n := r.node("52:54:00:12:34:56")
+	if err := svc.Start(ctx, n.UUID, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.Continue(ctx, readFixture(t, "small-2nic.json"), "")
+	var e *inspector.Error
+	if !errors.As(err, &e) || e.Status != 400 || e.Msg != "store processed introspection data: disk full" {
+		t.Fatalf("got error %v, want a 400 naming the failed write", err)
+	}
+	in := r.introspection(t, n.UUID)
+	if in.State != inspector.StateError || in.Error != e.Msg || in.FinishedAt == nil {
+		t.Errorf("introspection %q %q finished %v", in.State, in.Error, in.FinishedAt)
+	}
+	if _, err := r.store.GetIntrospectionData(ctx, n.UUID, "raw"); err != nil {
+		t.Errorf("raw data: %v", err)
+	}
+	if _, err := r.store.GetIntrospectionData(ctx, n.UUID, "processed"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("processed data: got %v, want none", err)
+	}
+	if r.bm.appliedTo(n.UUID) != 1 {
+		t.Errorf("node changes applied %d times, want 1", r.bm.appliedTo(n.UUID))
+	}
+}

@@ -7,7 +7,8 @@
 //   - GET /v1/nodes/{uuid}, -get times (median, p90);
 //   - manage then inspect (fake) -cycle nodes until all are back in
 //     manageable, from the first request to the last node seen manageable;
-//   - the server's resident memory when idle after start, and after the load.
+//   - the server's resident memory when idle after start, after the load,
+//     and with -settle, once idle again after the load.
 //
 // It starts its own server: $FERRO_BIN, or cmd/ferro built from this
 // module, with a temporary data directory (SQLite) or, with -db postgres, a
@@ -33,7 +34,7 @@ type probeConfig struct {
 	nodes, workers int
 	lists, gets    int
 	cycle          int
-	idle           time.Duration
+	idle, settle   time.Duration
 	poll           time.Duration
 	db             string
 	keep           bool
@@ -47,6 +48,7 @@ func main() {
 	flag.IntVar(&c.gets, "get", 200, "GET /v1/nodes/{uuid} requests")
 	flag.IntVar(&c.cycle, "cycle", 100, "nodes to manage then inspect")
 	flag.DurationVar(&c.idle, "idle", 2*time.Second, "idle time after start before reading the idle RSS")
+	flag.DurationVar(&c.settle, "settle", 0, "idle time after the load before reading the RSS again (0: do not)")
 	flag.DurationVar(&c.poll, "poll", 2*time.Millisecond, "pause between state polls during manage+inspect")
 	flag.StringVar(&c.db, "db", "sqlite", "database: sqlite or postgres")
 	flag.BoolVar(&c.keep, "keep", false, "keep the data directory and server log")
@@ -112,6 +114,7 @@ func run(c probeConfig) error {
 // results are the probe's figures.
 type results struct {
 	idleRSS, loadRSS      int64
+	settledRSS            int64 // after -settle idle, 0 when not read
 	createWall            time.Duration
 	createLat             []time.Duration
 	listLat, getLat       []time.Duration
@@ -231,6 +234,12 @@ func measure(c probeConfig, srv *server) (*results, error) {
 
 	if r.loadRSS, err = srv.rss(); err != nil {
 		return nil, err
+	}
+	if c.settle > 0 {
+		time.Sleep(c.settle)
+		if r.settledRSS, err = srv.rss(); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }

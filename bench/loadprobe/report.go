@@ -40,6 +40,10 @@ func report(w io.Writer, c probeConfig, r *results) {
 		{name: "RSS after load (MiB)",
 			value: mib(r.loadRSS), format: "%.1f"},
 	}
+	if r.settledRSS > 0 {
+		figs = append(figs, figure{name: fmt.Sprintf("RSS %s idle after load (MiB)", c.settle),
+			value: mib(r.settledRSS), target: 32, format: "%.1f"})
+	}
 
 	// The targets are for 500 nodes listed and 100 cycled.
 	if c.nodes != 500 {

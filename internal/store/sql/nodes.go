@@ -80,6 +80,16 @@ func (t textBytes) Scan(src any) error {
 	return nil
 }
 
+// nodeByIdent is the WHERE clause for the node whose UUID or name is $1,
+// the UUID winning should a name equal another node's UUID, as with
+// byUUIDOrName. UUIDs and names are unique, so this is an index probe or
+// two and a row lookup, where byUUIDOrName merges two index searches and
+// sorts the result: that was a seventh of GetNode's CPU.
+const nodeByIdent = "id = COALESCE((SELECT id FROM nodes WHERE uuid = $1), (SELECT id FROM nodes WHERE name = $1))"
+
+// selectNodeByIdent reads the node whose UUID or name is $1.
+var selectNodeByIdent = "SELECT " + nodeType.columns + " FROM nodes WHERE " + nodeByIdent
+
 // nodeInterfaceKinds is how many interfaces a node body may hold without
 // its map growing: driver.Kinds has 13 (the store does not import
 // driver). 14 is the most a map's first 16 slots take; a larger hint
@@ -128,7 +138,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 
 // GetNode returns the node whose UUID or name is ident.
 func (db *DB) GetNode(ctx context.Context, ident string) (*baremetal.Node, error) {
-	n, err := nodeType.one(db.queryRow(ctx, "SELECT "+nodeType.columns+" FROM nodes WHERE "+byUUIDOrName, ident))
+	n, err := nodeType.one(db.queryRow(ctx, selectNodeByIdent, ident))
 	if errors.Is(err, stdsql.ErrNoRows) {
 		return nil, notFound("node %s could not be found", ident)
 	}
@@ -223,7 +233,7 @@ func (db *DB) ReserveNode(ctx context.Context, ident, holder string) (*baremetal
 	// failed UPDATE and the SELECT that looks for who holds it.
 	for range 3 {
 		n, err := nodeType.one(db.writeRow(ctx, `UPDATE nodes SET reservation = $2
-WHERE id = (SELECT id FROM nodes WHERE `+byUUIDOrName+`)
+WHERE `+nodeByIdent+`
 	AND (reservation IS NULL OR reservation = $2)
 RETURNING `+nodeType.columns, ident, holder))
 		if err == nil {
@@ -234,7 +244,7 @@ RETURNING `+nodeType.columns, ident, holder))
 		}
 		var nodeUUID string
 		var current stdsql.NullString
-		err = db.queryRow(ctx, "SELECT uuid, reservation FROM nodes WHERE "+byUUIDOrName, ident).Scan(&nodeUUID, &current)
+		err = db.queryRow(ctx, "SELECT uuid, reservation FROM nodes WHERE "+nodeByIdent, ident).Scan(&nodeUUID, &current)
 		if errors.Is(err, stdsql.ErrNoRows) {
 			return nil, notFound("node %s could not be found", ident)
 		}

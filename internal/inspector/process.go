@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -138,7 +137,7 @@ func (s *Service) process(ctx context.Context, nodeUUID string, data *hooks.Data
 	if s.cfg.Processing.StoreData == "none" {
 		return nil, nil
 	}
-	b, err := json.Marshal(data.Map())
+	b, err := data.MarshalMap()
 	if err != nil {
 		return nil, fmt.Errorf("encode processed data: %w", err)
 	}

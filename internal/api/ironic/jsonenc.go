@@ -112,17 +112,48 @@ func appendNullBool(b []byte, v *bool) []byte {
 }
 
 // appendTime renders a time as Python's datetime.isoformat() does for the
-// UTC-aware times Ironic returns: microseconds only when non-zero.
+// UTC-aware times Ironic returns: microseconds only when non-zero. The
+// digits are written directly: time.AppendFormat, which parses its layout
+// on every call, was a sixth of rendering a node.
 func appendTime(b []byte, t time.Time) []byte {
 	t = t.UTC()
+	year, month, day := t.Date()
 	b = append(b, '"')
-	if t.Nanosecond()/1000 == 0 {
-		b = t.AppendFormat(b, "2006-01-02T15:04:05")
-	} else {
-		b = t.AppendFormat(b, "2006-01-02T15:04:05.000000")
+	if year < 0 || year > 9999 {
+		// Beyond four digits, which the layout below assumes.
+		layout := "2006-01-02T15:04:05"
+		if t.Nanosecond()/1000 != 0 {
+			layout += ".000000"
+		}
+		return append(t.AppendFormat(b, layout), `+00:00"`...)
 	}
-	b = append(b, "+00:00"...)
-	return append(b, '"')
+	hour, minute, sec := t.Clock()
+	b = appendDigits(b, year, 4)
+	b = append(b, '-')
+	b = appendDigits(b, int(month), 2)
+	b = append(b, '-')
+	b = appendDigits(b, day, 2)
+	b = append(b, 'T')
+	b = appendDigits(b, hour, 2)
+	b = append(b, ':')
+	b = appendDigits(b, minute, 2)
+	b = append(b, ':')
+	b = appendDigits(b, sec, 2)
+	if us := t.Nanosecond() / 1000; us != 0 {
+		b = append(b, '.')
+		b = appendDigits(b, us, 6)
+	}
+	return append(b, `+00:00"`...)
+}
+
+// appendDigits appends v, which is not negative, zero-padded to width digits.
+func appendDigits(b []byte, v, width int) []byte {
+	var buf [8]byte
+	for i := width - 1; i >= 0; i-- {
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return append(b, buf[:width]...)
 }
 
 func appendNullTime(b []byte, t *time.Time) []byte {

@@ -95,6 +95,28 @@ func TestAppendTime_IsPythonIsoformat(t *testing.T) {
 	}
 }
 
+// appendTime writes its digits by hand; time.Format is the reference.
+func TestAppendTime_MatchesTimeFormat(t *testing.T) {
+	for _, tm := range []time.Time{
+		time.Date(2024, 3, 4, 5, 6, 7, 0, time.UTC),
+		time.Date(2024, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(1999, 1, 1, 0, 0, 0, 1000, time.UTC),
+		time.Date(2025, 6, 7, 8, 9, 10, 500, time.UTC), // under a microsecond: not shown
+		time.Date(33, 2, 3, 4, 5, 6, 70000, time.UTC),
+		time.Date(2024, 3, 4, 5, 6, 7, 0, time.FixedZone("CET", 3600)),
+		time.Date(12345, 3, 4, 5, 6, 7, 8000, time.UTC),
+	} {
+		layout := "2006-01-02T15:04:05"
+		if tm.Nanosecond()/1000 != 0 {
+			layout += ".000000"
+		}
+		want := `"` + tm.UTC().Format(layout) + `+00:00"`
+		if got := string(appendTime([]byte("x"), tm)); got != "x"+want {
+			t.Errorf("appendTime(%v) = %s, want x%s", tm, got, want)
+		}
+	}
+}
+
 func TestMaskString(t *testing.T) {
 	tests := map[string]string{
 		"nothing here":                     "nothing here",

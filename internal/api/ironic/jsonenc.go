@@ -365,6 +365,18 @@ func appendSubLinks(b []byte, base, resource, args, suffix string) []byte {
 	return append(b, `", "rel": "bookmark"}]`...)
 }
 
+// appendLinkPair is appendSubLinks with the self and bookmark hrefs but
+// for suffix already built (and escaped).
+func appendLinkPair(b, self, bookmark []byte, suffix string) []byte {
+	b = append(b, `[{"href": "`...)
+	b = append(b, self...)
+	b = append(b, suffix...)
+	b = append(b, `", "rel": "self"}, {"href": "`...)
+	b = append(b, bookmark...)
+	b = append(b, suffix...)
+	return append(b, `", "rel": "bookmark"}]`...)
+}
+
 // appendURLPart appends a URL piece inside an already opened JSON string.
 // URL pieces here are ASCII without quotes or backslashes except when a
 // client sent odd names, which appendString then escapes.

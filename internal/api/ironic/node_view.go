@@ -213,22 +213,27 @@ func appendNode(b []byte, n *baremetal.Node, rc *renderCtx, fs fieldSet) []byte 
 		o.keyed(nodeFieldPrefix[i])
 		o.b = f.write(o.b, n, rc)
 	}
+	// Up to ten hrefs share two prefixes: escape base and UUID once.
+	var buf [192]byte
+	self := appendURLPart(append(appendURLPart(buf[:0], rc.base), "/v1/nodes/"...), n.UUID)
+	mark := appendURLPart(append(appendURLPart(self, rc.base), "/nodes/"...), n.UUID)
+	self, mark = self[:len(self):len(self)], mark[len(self):]
 	o.key("links")
-	o.b = appendLinks(o.b, rc.base, "nodes", n.UUID)
+	o.b = appendLinkPair(o.b, self, mark, "")
 	if fs == nil {
 		o.key("ports")
-		o.b = appendSubLinks(o.b, rc.base, "nodes", n.UUID, "/ports")
+		o.b = appendLinkPair(o.b, self, mark, "/ports")
 		if rc.minor >= v14StatesLinks {
 			o.key("states")
-			o.b = appendSubLinks(o.b, rc.base, "nodes", n.UUID, "/states")
+			o.b = appendLinkPair(o.b, self, mark, "/states")
 		}
 		if rc.minor >= v24PortgroupSubcontrol {
 			o.key("portgroups")
-			o.b = appendSubLinks(o.b, rc.base, "nodes", n.UUID, "/portgroups")
+			o.b = appendLinkPair(o.b, self, mark, "/portgroups")
 		}
 		if rc.minor >= v32Volume {
 			o.key("volume")
-			o.b = appendSubLinks(o.b, rc.base, "nodes", n.UUID, "/volume")
+			o.b = appendLinkPair(o.b, self, mark, "/volume")
 		}
 	}
 	return o.end()

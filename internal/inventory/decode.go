@@ -68,18 +68,20 @@ func DecodeBytes(b []byte, lim Limits) (*Report, map[string]any, error) {
 		return nil, nil, err
 	}
 
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var top any
-	if err := dec.Decode(&top); err != nil {
-		return nil, nil, fmt.Errorf("invalid JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, nil, errors.New("invalid JSON: data after the top-level object")
-	}
-	raw, ok := top.(map[string]any)
+	raw, ok := parseObject(string(b))
 	if !ok {
-		return nil, nil, fmt.Errorf("report: expected object, got %s", jsonType(top))
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		var top any
+		if err := dec.Decode(&top); err != nil {
+			return nil, nil, fmt.Errorf("invalid JSON: %w", err)
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, nil, errors.New("invalid JSON: data after the top-level object")
+		}
+		if raw, ok = top.(map[string]any); !ok {
+			return nil, nil, fmt.Errorf("report: expected object, got %s", jsonType(top))
+		}
 	}
 	inv, ok := raw["inventory"].(map[string]any)
 	if !ok {

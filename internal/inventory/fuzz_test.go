@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// FuzzDecode checks that no input makes the decoder panic, and that what it
-// accepts re-encodes to a report it accepts again, unchanged.
+// FuzzDecode checks that no input makes the decoder panic, that what it
+// accepts re-encodes to a report it accepts again, unchanged, and that its
+// fast JSON parser agrees with encoding/json.
 //
 //	go test ./internal/inventory -run='^$' -fuzz=FuzzDecode -fuzztime=10s
 func FuzzDecode(f *testing.F) {
@@ -29,6 +30,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"inventory":{"interfaces":[]}}`))
 
 	f.Fuzz(func(t *testing.T, body []byte) {
+		checkParseObject(t, body)
 		rep, raw, err := DecodeBytes(body, Limits{})
 		if err != nil {
 			if rep != nil || raw != nil {

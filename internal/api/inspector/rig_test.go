@@ -409,13 +409,9 @@ func fixture(t testing.TB, name string) []byte {
 	return b
 }
 
-// referencePayload is the shared reference IPA payload; testdata/ipa/example.json
-// is the same document and stands in when the shared tree is absent.
+// referencePayload is the reference IPA payload (testdata/ipa/example.json).
 func referencePayload(t testing.TB) []byte {
 	t.Helper()
-	if b, err := os.ReadFile("/work/shared/reference/ipa-payload-example.json"); err == nil {
-		return b
-	}
 	return fixture(t, "example.json")
 }
 

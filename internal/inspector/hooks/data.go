@@ -6,7 +6,6 @@ import (
 	"errors"
 	"maps"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,6 +130,11 @@ func (d *Data) setRawDisks(disks []any) {
 // as rules see it: the raw payload plus the keys the hooks added. The
 // result shares values with Raw; treat it as read-only.
 func (d *Data) Map() map[string]any {
+	return d.mapWith(func(p *lldp.Processed) any { return lldpProcessedValue(p) })
+}
+
+// mapWith is Map with lldp_processed made by lldpValue.
+func (d *Data) mapWith(lldpValue func(*lldp.Processed) any) map[string]any {
 	m := maps.Clone(d.Raw)
 	if m == nil {
 		m = map[string]any{}
@@ -141,8 +145,8 @@ func (d *Data) Map() map[string]any {
 		// interfaces is a subset of all_interfaces: their entries are
 		// built once and shared.
 		entries := make(map[*Interface]map[string]any, len(d.AllInterfaces))
-		m["all_interfaces"] = interfacesMap(d.AllInterfaces, entries)
-		m["interfaces"] = interfacesMap(d.Interfaces, entries)
+		m["all_interfaces"] = interfacesMap(d.AllInterfaces, entries, lldpValue)
+		m["interfaces"] = interfacesMap(d.Interfaces, entries, lldpValue)
 		macs := make([]any, len(d.MACs))
 		for i, mac := range d.MACs {
 			macs[i] = mac
@@ -173,109 +177,7 @@ func (d *Data) Map() map[string]any {
 	return m
 }
 
-// MarshalMap returns json.Marshal(d.Map()), byte for byte, in a fraction
-// of the time: the processed data of a 40-NIC report is some 80 kB of
-// generic values, which encoding/json walks by reflection.
-func (d *Data) MarshalMap() ([]byte, error) {
-	return appendJSON(make([]byte, 0, 64<<10), d.Map())
-}
-
-// appendJSON appends v as json.Marshal encodes it. It writes the values
-// JSON decoding produces itself and hands anything else, and any string or
-// number that needs more than copying, to json.Marshal.
-func appendJSON(b []byte, v any) ([]byte, error) {
-	switch v := v.(type) {
-	case nil:
-		return append(b, "null"...), nil
-	case bool:
-		return strconv.AppendBool(b, v), nil
-	case string:
-		return appendJSONString(b, v)
-	case json.Number:
-		if isPlainInteger(string(v)) {
-			return append(b, v...), nil
-		}
-	case map[string]any:
-		if v == nil {
-			return append(b, "null"...), nil
-		}
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys) // as encoding/json: by strings.Compare
-		b = append(b, '{')
-		var err error
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendJSONString(b, k); err != nil {
-				return nil, err
-			}
-			b = append(b, ':')
-			if b, err = appendJSON(b, v[k]); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
-	case []any:
-		if v == nil {
-			return append(b, "null"...), nil
-		}
-		b = append(b, '[')
-		var err error
-		for i, e := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendJSON(b, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	}
-	enc, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, enc...), nil
-}
-
-// appendJSONString appends s quoted; a string with anything encoding/json
-// escapes (quotes, backslashes, control and HTML characters, non-ASCII)
-// is left to json.Marshal.
-func appendJSONString(b []byte, s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			enc, err := json.Marshal(s)
-			if err != nil {
-				return nil, err
-			}
-			return append(b, enc...), nil
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"'), nil
-}
-
-// isPlainInteger reports whether s is -?(0|[1-9][0-9]*), a number
-// encoding/json writes as it is.
-func isPlainInteger(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	if s == "" || (s[0] == '0' && len(s) > 1) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-func interfacesMap(ifaces []*Interface, entries map[*Interface]map[string]any) map[string]any {
+func interfacesMap(ifaces []*Interface, entries map[*Interface]map[string]any, lldpValue func(*lldp.Processed) any) map[string]any {
 	out := make(map[string]any, len(ifaces))
 	for _, iface := range ifaces {
 		if e, ok := entries[iface]; ok {
@@ -289,7 +191,7 @@ func interfacesMap(ifaces []*Interface, entries map[*Interface]map[string]any) m
 			"pxe":       iface.PXE,
 		}
 		if iface.LLDPProcessed != nil {
-			e["lldp_processed"] = lldpProcessedValue(iface.LLDPProcessed)
+			e["lldp_processed"] = lldpValue(iface.LLDPProcessed)
 		}
 		entries[iface] = e
 		out[iface.Name] = e

@@ -69,3 +69,32 @@ func TestAppendJSON_SameAsEncodingJSON(t *testing.T) {
 		t.Error("invalid number 01 encoded")
 	}
 }
+
+// lldp_processed written from the struct is what encoding its generic form
+// writes (and what lldp.Processed.MarshalJSON writes).
+func TestAppendJSON_LLDPProcessed(t *testing.T) {
+	for name, p := range processedCases(t) {
+		t.Run(name, func(t *testing.T) {
+			want, err := json.Marshal(lldpProcessedValue(&p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := appendJSON([]byte("prefix "), &p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(got); got != "prefix "+string(want) {
+				t.Errorf("got  %s\nwant prefix %s", got, want)
+			}
+			if _, direct := appendProcessed(nil, &p); direct != (name != "invalid UTF-8" && name != "escaped text") {
+				t.Errorf("written from the struct: %v", direct)
+			}
+			if name == "invalid UTF-8" {
+				return // MarshalJSON escapes the bad bytes; the round trip stored U+FFFD
+			}
+			if direct, err := json.Marshal(p); err != nil || string(direct) != string(want) {
+				t.Errorf("lldp.Processed.MarshalJSON: %s, %v", direct, err)
+			}
+		})
+	}
+}

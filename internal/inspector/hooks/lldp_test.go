@@ -200,6 +200,18 @@ func TestDefaultPipeline_LargePayload(t *testing.T) {
 // encoding the lldp.Processed and decoding it again gives, every field set
 // or none, empty lists kept.
 func TestLLDPProcessedValue_MatchesJSONRoundTrip(t *testing.T) {
+	for name, p := range processedCases(t) {
+		t.Run(name, func(t *testing.T) {
+			want := toJSONValue(&p)
+			if diff := cmp.Diff(want, any(lldpProcessedValue(&p))); diff != "" {
+				t.Errorf("(-round trip +direct):\n%s", diff)
+			}
+		})
+	}
+}
+
+// processedCases are lldp.Processed values that exercise every field.
+func processedCases(t *testing.T) map[string]lldp.Processed {
 	s, n, n64, yes := "x", 7, int64(1<<40), true
 	full := lldp.Processed{}
 	v := reflect.ValueOf(&full).Elem()
@@ -215,7 +227,7 @@ func TestLLDPProcessedValue_MatchesJSONRoundTrip(t *testing.T) {
 		case **bool:
 			*p = &yes
 		case *[]string:
-			*p = []string{"a", "\u2028<b>"}
+			*p = []string{"a", "b-c"}
 		case *[]int:
 			*p = []int{1, -2}
 		case *[]lldp.VLAN:
@@ -224,15 +236,12 @@ func TestLLDPProcessedValue_MatchesJSONRoundTrip(t *testing.T) {
 			t.Fatalf("field %s: type %s not covered by this test", v.Type().Field(i).Name, f.Type())
 		}
 	}
-	emptyLists := lldp.Processed{CapabilitiesSupport: []string{}, PortVLANs: []lldp.VLAN{}, PortProtocolVLANIDs: []int{}}
-	badUTF8 := lldp.Processed{SystemName: ptr("sw\xff01"), MgmtAddresses: []string{"\xfe"}}
-	for name, p := range map[string]lldp.Processed{"full": full, "none": {}, "empty lists": emptyLists, "invalid UTF-8": badUTF8} {
-		t.Run(name, func(t *testing.T) {
-			want := toJSONValue(&p)
-			if diff := cmp.Diff(want, any(lldpProcessedValue(&p))); diff != "" {
-				t.Errorf("(-round trip +direct):\n%s", diff)
-			}
-		})
+	return map[string]lldp.Processed{
+		"full":          full,
+		"none":          {},
+		"empty lists":   {CapabilitiesSupport: []string{}, PortVLANs: []lldp.VLAN{}, PortProtocolVLANIDs: []int{}},
+		"escaped text":  {SystemName: ptr("<sw & \"r12\">\u2028"), PortVLANs: []lldp.VLAN{{ID: 1, Name: "café"}}},
+		"invalid UTF-8": {SystemName: ptr("sw\xff01"), MgmtAddresses: []string{"\xfe"}},
 	}
 }
 

@@ -64,12 +64,13 @@ func DecodeBytes(b []byte, lim Limits) (*Report, map[string]any, error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
-	if err := checkDepth(b, maxDepth); err != nil {
-		return nil, nil, err
-	}
-
-	raw, ok := parseObject(string(b))
+	// parseObject refuses nesting deeper than maxDepth too; anything it
+	// refuses is checked (the depth first) and decoded as before.
+	raw, ok := parseObject(string(b), maxDepth)
 	if !ok {
+		if err := checkDepth(b, maxDepth); err != nil {
+			return nil, nil, err
+		}
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.UseNumber()
 		var top any

@@ -14,10 +14,11 @@ import (
 //
 // It only handles what it can decode exactly as encoding/json does. On
 // anything else (invalid JSON, a top-level value that is not an object,
-// data after it), ok is false and the caller decodes with encoding/json, which
+// data after it, objects and arrays nested deeper than maxDepth), ok is
+// false and the caller decodes with encoding/json, which
 // then also words the error.
-func parseObject(s string) (obj map[string]any, ok bool) {
-	p := parser{s: s}
+func parseObject(s string, maxDepth int) (obj map[string]any, ok bool) {
+	p := parser{s: s, depth: maxDepth}
 	p.space()
 	if p.i >= len(p.s) || p.s[p.i] != '{' {
 		return nil, false
@@ -34,8 +35,9 @@ func parseObject(s string) (obj map[string]any, ok bool) {
 }
 
 type parser struct {
-	s string
-	i int
+	s     string
+	i     int
+	depth int // how many more levels of objects and arrays may open
 }
 
 func (p *parser) space() {
@@ -50,18 +52,21 @@ func (p *parser) space() {
 }
 
 // value parses the value at p.i; the caller has skipped white space.
-// Nesting is bounded by checkDepth before parsing.
 func (p *parser) value() (any, bool) {
 	if p.i >= len(p.s) {
 		return nil, false
 	}
 	switch c := p.s[p.i]; {
 	case c == '{':
+		if p.depth--; p.depth < 0 {
+			return nil, false // a failed parse is not resumed: no need to restore depth
+		}
 		p.i++
 		m := map[string]any{}
 		p.space()
 		if p.i < len(p.s) && p.s[p.i] == '}' {
 			p.i++
+			p.depth++
 			return m, true
 		}
 		for {
@@ -93,17 +98,22 @@ func (p *parser) value() (any, bool) {
 				p.space()
 			case '}':
 				p.i++
+				p.depth++
 				return m, true
 			default:
 				return nil, false
 			}
 		}
 	case c == '[':
+		if p.depth--; p.depth < 0 {
+			return nil, false // a failed parse is not resumed: no need to restore depth
+		}
 		p.i++
 		a := []any{}
 		p.space()
 		if p.i < len(p.s) && p.s[p.i] == ']' {
 			p.i++
+			p.depth++
 			return a, true
 		}
 		for {
@@ -122,6 +132,7 @@ func (p *parser) value() (any, bool) {
 				p.space()
 			case ']':
 				p.i++
+				p.depth++
 				return a, true
 			default:
 				return nil, false

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,7 +17,7 @@ import (
 // (as DecodeBytes used it) does not, or decodes it to other values.
 func checkParseObject(t *testing.T, body []byte) (fast bool) {
 	t.Helper()
-	got, ok := parseObject(string(body))
+	got, ok := parseObject(string(body), DefaultMaxDepth)
 	if !ok {
 		return false
 	}
@@ -92,6 +93,29 @@ func TestParseObject_Fixtures(t *testing.T) {
 		}
 		if !checkParseObject(t, b) {
 			t.Errorf("%s: left to encoding/json", filepath.Base(file))
+		}
+	}
+}
+
+// Nesting deeper than the limit is left to DecodeBytes' checkDepth, which
+// words the error.
+func TestParseObject_RefusesDeepNesting(t *testing.T) {
+	nest := func(n int) string { // n levels: the object and n-1 arrays
+		return `{"a":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + "}"
+	}
+	for _, tt := range []struct {
+		body string
+		max  int
+		ok   bool
+	}{
+		{nest(5), 5, true},
+		{nest(6), 5, false},
+		{`{"a":{"b":{}},"c":[[]]}`, 3, true},
+		{`{"a":{"b":{"c":{}}}}`, 3, false},
+		{`{"a":"[[[[[[{{{{"}`, 1, true},
+	} {
+		if _, ok := parseObject(tt.body, tt.max); ok != tt.ok {
+			t.Errorf("parseObject(%s, %d): ok %v, want %v", tt.body, tt.max, ok, tt.ok)
 		}
 	}
 }

@@ -68,20 +68,6 @@ func appendAllocation(b []byte, a *baremetal.Allocation, minor int, base string,
 	return o.end()
 }
 
-func checkAllocationFields(fields []string, minor int) error {
-	for _, f := range fields {
-		if _, ok := allocationFieldMin[f]; !ok {
-			return badRequest("Field(s) \"%s\" are not valid", f)
-		}
-	}
-	for _, f := range fields {
-		if minor < allocationFieldMin[f] {
-			return notAcceptable()
-		}
-	}
-	return nil
-}
-
 // allocationsAllowed is Ironic's gate: below 1.52, reads are 404 and
 // writes 405.
 func allocationsAllowed(rq *request) error {
@@ -125,7 +111,7 @@ func (s *server) listAllocations(rq *request) error {
 	}
 	fields := a.stringList("fields")
 	if fields != nil {
-		if err := checkAllocationFields(fields, rq.minor); err != nil {
+		if err := checkFields(fields, rq.minor, allocationFieldMin); err != nil {
 			return err
 		}
 		p.fields, p.fieldsGiven = fields, true
@@ -194,7 +180,7 @@ func (s *server) getAllocation(rq *request) error {
 		return err
 	}
 	fields := a.stringList("fields")
-	if err := checkAllocationFields(fields, rq.minor); err != nil {
+	if err := checkFields(fields, rq.minor, allocationFieldMin); err != nil {
 		return err
 	}
 	al, err := s.lookupAllocation(rq.ctx(), rq.r.PathValue("allocation"))
@@ -519,7 +505,7 @@ func (s *server) getNodeAllocation(rq *request) error {
 		return err
 	}
 	fields := a.stringList("fields")
-	if err := checkAllocationFields(fields, rq.minor); err != nil {
+	if err := checkFields(fields, rq.minor, allocationFieldMin); err != nil {
 		return err
 	}
 	n, err := s.node(rq)

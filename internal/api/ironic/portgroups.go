@@ -66,20 +66,6 @@ func appendPortgroup(b []byte, pg *baremetal.Portgroup, minor int, base string, 
 	return o.end()
 }
 
-func checkPortgroupFields(fields []string, minor int) error {
-	for _, f := range fields {
-		if _, ok := portgroupFieldMin[f]; !ok {
-			return badRequest("Field(s) \"%s\" are not valid", f)
-		}
-	}
-	for _, f := range fields {
-		if minor < portgroupFieldMin[f] {
-			return notAcceptable()
-		}
-	}
-	return nil
-}
-
 // lookupPortgroup finds a portgroup by UUID or name.
 func (s *server) lookupPortgroup(ctx context.Context, tx store.Store, ident string) (*baremetal.Portgroup, error) {
 	if !isUUIDLike(ident) && !isValidLogicalName(ident) {
@@ -116,20 +102,8 @@ func (s *server) listPortgroups(rq *request, detailPath bool) error {
 	if err != nil {
 		return err
 	}
-	if m, ok := portgroupFieldMin[p.sortKey]; ok && rq.minor < m {
-		return notAcceptable()
-	}
-	if detailPath {
-		p.fields = nil
-	} else {
-		if err := rq.returnFields(a, &p, defaultPortgroupFields); err != nil {
-			return err
-		}
-		if p.fieldsGiven {
-			if err := checkPortgroupFields(p.fields, rq.minor); err != nil {
-				return err
-			}
-		}
+	if err := rq.sortAndFields(a, &p, portgroupFieldMin, defaultPortgroupFields, detailPath); err != nil {
+		return err
 	}
 	var f store.PortgroupFilter
 	f.Page = p.page
@@ -208,7 +182,7 @@ func (s *server) getPortgroup(rq *request) error {
 		if rq.minor < v8FieldsSubset {
 			return notAcceptable()
 		}
-		if err := checkPortgroupFields(fields, rq.minor); err != nil {
+		if err := checkFields(fields, rq.minor, portgroupFieldMin); err != nil {
 			return err
 		}
 	}

@@ -67,21 +67,6 @@ func appendPort(b []byte, p *baremetal.Port, minor int, base string, fs fieldSet
 	return o.end()
 }
 
-// checkPortFields validates a fields parameter for ports.
-func checkPortFields(fields []string, minor int) error {
-	for _, f := range fields {
-		if _, ok := portFieldMin[f]; !ok {
-			return badRequest("Field(s) \"%s\" are not valid", f)
-		}
-	}
-	for _, f := range fields {
-		if minor < portFieldMin[f] {
-			return notAcceptable()
-		}
-	}
-	return nil
-}
-
 var portInvalidSortKeys = []string{"extra", "internal_info", "local_link_connection"}
 
 // listPorts serves GET /v1/ports[/detail], /v1/nodes/{node}/ports[/detail]
@@ -105,20 +90,8 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 	if err != nil {
 		return err
 	}
-	if m, ok := portFieldMin[p.sortKey]; ok && rq.minor < m {
-		return notAcceptable()
-	}
-	if detailPath {
-		p.fields = nil
-	} else {
-		if err := rq.returnFields(a, &p, defaultPortFields); err != nil {
-			return err
-		}
-		if p.fieldsGiven {
-			if err := checkPortFields(p.fields, rq.minor); err != nil {
-				return err
-			}
-		}
+	if err := rq.sortAndFields(a, &p, portFieldMin, defaultPortFields, detailPath); err != nil {
+		return err
 	}
 	pgIdent := a.str("portgroup")
 	if pgIdent != "" && rq.minor < v24PortgroupSubcontrol {
@@ -238,7 +211,7 @@ func (s *server) getPort(rq *request) error {
 		if rq.minor < v8FieldsSubset {
 			return notAcceptable()
 		}
-		if err := checkPortFields(fields, rq.minor); err != nil {
+		if err := checkFields(fields, rq.minor, portFieldMin); err != nil {
 			return err
 		}
 	}

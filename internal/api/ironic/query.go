@@ -288,3 +288,40 @@ func newFieldSet(fields []string) fieldSet {
 
 // want reports whether a field is to be rendered.
 func (fs fieldSet) want(name string) bool { return fs == nil || fs[name] }
+
+// checkFields validates a fields parameter of ports, portgroups or
+// allocations against the resource's field → minimum version table: an
+// unknown field is a 400, a field above the request's version a 406.
+func checkFields(fields []string, minor int, fieldMin map[string]int) error {
+	for _, f := range fields {
+		if _, ok := fieldMin[f]; !ok {
+			return badRequest("Field(s) \"%s\" are not valid", f)
+		}
+	}
+	for _, f := range fields {
+		if minor < fieldMin[f] {
+			return notAcceptable()
+		}
+	}
+	return nil
+}
+
+// sortAndFields gates the sort key by its field's microversion and applies
+// the fields parameter (a /detail list always shows every field), for the
+// ports and portgroups lists.
+func (rq *request) sortAndFields(a args, p *listParams, fieldMin map[string]int, defaults []string, detailPath bool) error {
+	if m, ok := fieldMin[p.sortKey]; ok && rq.minor < m {
+		return notAcceptable()
+	}
+	if detailPath {
+		p.fields = nil
+		return nil
+	}
+	if err := rq.returnFields(a, p, defaults); err != nil {
+		return err
+	}
+	if p.fieldsGiven {
+		return checkFields(p.fields, rq.minor, fieldMin)
+	}
+	return nil
+}

@@ -225,14 +225,7 @@ func (s *server) createAllocation(rq *request) error {
 	if err := allocationsAllowed(rq); err != nil {
 		return err
 	}
-	if _, err := rq.queryArgs(); err != nil {
-		return err
-	}
-	body, err := rq.readBody()
-	if err != nil {
-		return err
-	}
-	doc, err := decodeObject(body, "allocation")
+	doc, err := rq.createBody("allocation")
 	if err != nil {
 		return err
 	}

@@ -445,14 +445,7 @@ func noConductorFor(drv, group string) *apiError {
 
 // createNode is POST /v1/nodes.
 func (s *server) createNode(rq *request) error {
-	if _, err := rq.queryArgs(); err != nil {
-		return err
-	}
-	body, err := rq.readBody()
-	if err != nil {
-		return err
-	}
-	doc, err := decodeObject(body, "node")
+	doc, err := rq.createBody("node")
 	if err != nil {
 		return err
 	}

@@ -309,14 +309,7 @@ func (s *server) createPortgroup(rq *request) error {
 	if rq.minor < v23Portgroups {
 		return resourceNotFound()
 	}
-	if _, err := rq.queryArgs(); err != nil {
-		return err
-	}
-	body, err := rq.readBody()
-	if err != nil {
-		return err
-	}
-	doc, err := decodeObject(body, "portgroup")
+	doc, err := rq.createBody("portgroup")
 	if err != nil {
 		return err
 	}

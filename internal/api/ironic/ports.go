@@ -423,14 +423,7 @@ func validateLocalLink(llc map[string]any) error {
 
 // createPort is POST /v1/ports.
 func (s *server) createPort(rq *request) error {
-	if _, err := rq.queryArgs(); err != nil {
-		return err
-	}
-	body, err := rq.readBody()
-	if err != nil {
-		return err
-	}
-	doc, err := decodeObject(body, "port")
+	doc, err := rq.createBody("port")
 	if err != nil {
 		return err
 	}

@@ -348,3 +348,16 @@ func pyRepr(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// createBody is the start of every POST that creates a resource: no query
+// arguments are allowed, and the body must be one JSON object.
+func (rq *request) createBody(what string) (map[string]any, error) {
+	if _, err := rq.queryArgs(); err != nil {
+		return nil, err
+	}
+	body, err := rq.readBody()
+	if err != nil {
+		return nil, err
+	}
+	return decodeObject(body, what)
+}

@@ -440,3 +440,66 @@ func TestTakeOverOrphans_ReleasesDeadConductorsLocks(t *testing.T) {
 		t.Errorf("a live conductor's lock was taken: reservation %q", got.Reservation)
 	}
 }
+
+// heldRelease is a store whose plain ReleaseNode waits until the test lets
+// it go, so a task that saved its last state and released the lock in two
+// writes would be seen in between.
+type heldRelease struct {
+	store.Store
+	gate chan struct{}
+}
+
+func (h heldRelease) ReleaseNode(ctx context.Context, uuid, holder string) error {
+	<-h.gate
+	return h.Store.ReleaseNode(ctx, uuid, holder)
+}
+
+func TestTask_LastStateAndLockReleaseAreOneWrite(t *testing.T) {
+	r := newRig(t)
+	gate := make(chan struct{})
+	t.Cleanup(func() { close(gate) })
+	r.c.store = heldRelease{Store: r.store, gate: gate}
+	ctx := context.Background()
+	// seen polls the database (not the local lock map) for the first moment
+	// the node is in want, and returns it as it was then.
+	seen := func(id, want string) *baremetal.Node {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n, err := r.store.GetNode(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.ProvisionState == want {
+				return n
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %s in state %q, want %q", id, n.ProvisionState, want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	n := r.node(t, states.Enroll, map[string]string{"inspect": "waiting"})
+	steps := []struct {
+		do   func() error
+		want string
+	}{
+		{func() error { return r.c.DoProvisionAction(ctx, n.UUID, VerbManage) }, states.Manageable},
+		{func() error { return r.c.DoProvisionAction(ctx, n.UUID, VerbInspect) }, states.InspectWait},
+		{func() error { r.wait.set(driver.InspectStatus{Error: "boom"}); r.c.CheckInspections(ctx); return nil }, states.InspectFailed},
+		{func() error {
+			r.wait.set(driver.InspectStatus{})
+			return r.c.DoProvisionAction(ctx, n.UUID, VerbInspect)
+		}, states.InspectWait},
+		{func() error { return r.c.DoProvisionAction(ctx, n.UUID, VerbAbort) }, states.InspectFailed},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("to %s: %v", s.want, err)
+		}
+		if got := seen(n.UUID, s.want); got.Reservation != "" {
+			t.Errorf("node first seen in %s still reserved by %q", s.want, got.Reservation)
+		}
+		r.waitState(t, n.UUID, s.want)
+	}
+}

@@ -66,12 +66,15 @@ func (c *Conductor) DoProvisionAction(ctx context.Context, ident, verb string) e
 
 // transition fires event on the task's node and saves it, setting or
 // clearing last_error. An error message is also recorded in the history.
+// A state no conductor works in (stable or waiting) ends the task: the
+// lock goes in the same transaction, so nobody sees a node that is done but
+// still reserved.
 func (c *Conductor) transition(ctx context.Context, t *driver.Task, event, lastError string) error {
 	if err := c.fire(t.Node, event); err != nil {
 		return err
 	}
 	t.Node.LastError = lastError
-	if err := t.SaveNode(ctx); err != nil {
+	if err := c.save(ctx, t); err != nil {
 		return fmt.Errorf("save node %s: %w", t.Node.UUID, err)
 	}
 	if lastError != "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
 )
 
@@ -108,12 +109,35 @@ func (c *Conductor) load(ctx context.Context, n *baremetal.Node, shared bool) (*
 	}, nil
 }
 
-// release saves nothing; it drops the task's lock.
+// release saves nothing; it drops the task's lock unless the task's last
+// save did.
 func (c *Conductor) release(t *driver.Task) {
-	if t.Shared {
+	if t.Shared || t.Released {
 		return
 	}
 	c.releaseNode(t.Node.UUID)
+}
+
+// save writes the task's node. When the node is in a state no conductor
+// works in, the task is over: the reservation is cleared in the same
+// transaction and the task marked released.
+func (c *Conductor) save(ctx context.Context, t *driver.Task) error {
+	if t.Shared || states.IsTransient(t.Node.ProvisionState) {
+		return t.SaveNode(ctx)
+	}
+	err := c.store.InTx(ctx, func(tx store.Store) error {
+		if err := tx.UpdateNode(ctx, t.Node); err != nil {
+			return err
+		}
+		return tx.ReleaseNode(ctx, t.Node.UUID, c.host)
+	})
+	if err != nil {
+		return err
+	}
+	t.Node.Reservation = ""
+	t.Released = true
+	c.unlockLocal(t.Node.UUID)
+	return nil
 }
 
 func (c *Conductor) releaseNode(uuid string) {

@@ -41,8 +41,11 @@ type Task struct {
 	Driver     *Interfaces
 	// Shared is true for a task that holds no exclusive lock; such a task must not save.
 	Shared bool
-	Log    *slog.Logger
-	Store  TaskStore
+	// Released is set by the conductor once it gave the lock back with the
+	// task's last save; the task must not save after that.
+	Released bool
+	Log      *slog.Logger
+	Store    TaskStore
 }
 
 // SaveNode persists the task's node.

@@ -80,14 +80,12 @@ func (w *writeCounter) InTx(ctx context.Context, fn func(store.Store) error) err
 	})
 }
 
-func (w *writeCounter) SaveIntrospection(ctx context.Context, in *store.Introspection) error {
+func (w *writeCounter) SaveIntrospection(ctx context.Context, in *store.Introspection, reports ...store.IntrospectionData) error {
 	w.count("introspection " + in.NodeUUID + " " + in.State)
-	return w.Store.SaveIntrospection(ctx, in)
-}
-
-func (w *writeCounter) SaveIntrospectionData(ctx context.Context, nodeUUID, kind string, data []byte) error {
-	w.count(kind + " data " + nodeUUID)
-	return w.Store.SaveIntrospectionData(ctx, nodeUUID, kind, data)
+	for _, r := range reports {
+		w.count(r.Kind + " data " + in.NodeUUID)
+	}
+	return w.Store.SaveIntrospection(ctx, in, reports...)
 }
 
 func (w *writeCounter) SaveInventory(ctx context.Context, inv *baremetal.Inventory) error {

@@ -61,15 +61,11 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 
 	// The raw report and the move to processing are one write.
 	in.State, in.UpdatedAt = StateProcessing, s.now().UTC()
-	err = s.store.InTx(ctx, func(tx store.Store) error {
-		if s.cfg.Processing.StoreData != "none" {
-			if err := tx.SaveIntrospectionData(ctx, in.NodeUUID, "raw", body); err != nil {
-				return fmt.Errorf("store raw introspection data of node %s: %w", in.NodeUUID, err)
-			}
-		}
-		return tx.SaveIntrospection(ctx, in)
-	})
-	if err != nil {
+	var reports []store.IntrospectionData
+	if s.cfg.Processing.StoreData != "none" {
+		reports = append(reports, store.IntrospectionData{Kind: "raw", Data: body})
+	}
+	if err := s.store.SaveIntrospection(ctx, in, reports...); err != nil {
 		return "", err
 	}
 	if preErr != nil {

@@ -234,22 +234,17 @@ func (s *Service) end(ctx context.Context, in *store.Introspection, errMsg strin
 	if errMsg != "" {
 		in.State = StateError
 	}
-	var dataErr error
-	err := s.store.InTx(context.WithoutCancel(ctx), func(tx store.Store) error {
-		if processed != nil {
-			// On the request's context, as the processing before it.
-			if err := tx.SaveIntrospectionData(ctx, in.NodeUUID, "processed", processed); err != nil {
-				dataErr = fmt.Errorf("store processed introspection data: %w", err)
-				return dataErr
-			}
-		}
-		return tx.SaveIntrospection(context.WithoutCancel(ctx), in)
-	})
-	if dataErr != nil {
-		*in = was
-		return dataErr
+	var reports []store.IntrospectionData
+	if processed != nil {
+		reports = append(reports, store.IntrospectionData{Kind: "processed", Data: processed})
 	}
-	if err != nil {
+	if err := s.store.SaveIntrospection(context.WithoutCancel(ctx), in, reports...); err != nil {
+		if processed != nil {
+			// The caller ends the introspection again, with this error
+			// and without the data.
+			*in = was
+			return fmt.Errorf("store processed introspection data: %w", err)
+		}
 		s.log.Error("cannot save introspection", "node", in.NodeUUID, "error", err)
 	}
 	if in.ManageBoot {

@@ -404,11 +404,13 @@ type failingDataStore struct {
 	kind string
 }
 
-func (f *failingDataStore) SaveIntrospectionData(ctx context.Context, nodeUUID, kind string, data []byte) error {
-	if kind == f.kind {
-		return errors.New("disk full")
+func (f *failingDataStore) SaveIntrospection(ctx context.Context, in *store.Introspection, reports ...store.IntrospectionData) error {
+	for _, r := range reports {
+		if r.Kind == f.kind {
+			return errors.New("disk full")
+		}
 	}
-	return f.Store.SaveIntrospectionData(ctx, nodeUUID, kind, data)
+	return f.Store.SaveIntrospection(ctx, in, reports...)
 }
 
 func (f *failingDataStore) InTx(ctx context.Context, fn func(store.Store) error) error {

@@ -86,11 +86,12 @@ type Store interface {
 	ListConductors(ctx context.Context, aliveSince time.Time) ([]*Conductor, error)
 
 	// Introspections (the inspector's records), keyed by node UUID.
-	SaveIntrospection(ctx context.Context, in *Introspection) error
+	// SaveIntrospection saves the introspection and, in the same
+	// transaction, the reports given, each replacing the one of its kind.
+	SaveIntrospection(ctx context.Context, in *Introspection, reports ...IntrospectionData) error
 	GetIntrospection(ctx context.Context, nodeUUID string) (*Introspection, error)
 	ListIntrospections(ctx context.Context, f IntrospectionFilter) ([]*Introspection, error)
-	// SaveIntrospectionData stores a raw or processed report ("raw"/"processed").
-	SaveIntrospectionData(ctx context.Context, nodeUUID, kind string, data []byte) error
+	// GetIntrospectionData returns a node's report of a kind.
 	GetIntrospectionData(ctx context.Context, nodeUUID, kind string) ([]byte, error)
 	// LookupIntrospections returns, per node, how many of the given MACs and
 	// BMC addresses its introspection's lookup attributes contain (nodes
@@ -169,6 +170,13 @@ type Conductor struct {
 	Drivers       []string
 	CreatedAt     time.Time
 	LastHeartbeat time.Time
+}
+
+// IntrospectionData is one report of an introspection: Kind "raw" is the
+// agent's report as posted, "processed" the data after processing.
+type IntrospectionData struct {
+	Kind string
+	Data []byte
 }
 
 // Introspection is the inspector's record of one node's introspection.

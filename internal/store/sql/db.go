@@ -29,10 +29,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ferrometal/ferro/internal/store"
-
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+	"modernc.org/sqlite"               // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/ferrometal/ferro/internal/store"
 )
 
 // DB is a store.Store on an SQL database. The Store that InTx hands to its
@@ -50,6 +51,9 @@ type DB struct {
 	// writer groups concurrent single-statement writes into one commit on
 	// SQLite; nil on PostgreSQL.
 	writer *writer
+	// ckpt folds the SQLite WAL into the database in the background; nil on
+	// PostgreSQL.
+	ckpt *checkpointer
 
 	// tx is set on the copy of DB that InTx passes to its function.
 	tx *stdsql.Tx
@@ -104,7 +108,7 @@ func Open(ctx context.Context, connection string, opts ...Option) (*DB, error) {
 		db.write.SetConnMaxIdleTime(0)
 		// The first connection creates the file and switches it to WAL
 		// before any reader opens it.
-		if err := db.write.PingContext(ctx); err != nil {
+		if err := pingSQLite(ctx, db.write); err != nil {
 			db.write.Close()
 			return nil, fmt.Errorf("open %s: %w", dsn, err)
 		}
@@ -118,9 +122,16 @@ func Open(ctx context.Context, connection string, opts ...Option) (*DB, error) {
 		}
 		db.read.SetMaxOpenConns(n)
 		db.read.SetMaxIdleConns(n)
+		ckconn, err := stdsql.Open(d.driver, sqliteDSN(dsn, true))
+		if err != nil {
+			db.read.Close()
+			db.write.Close()
+			return nil, err
+		}
+		db.ckpt = newCheckpointer(ckconn, o.log)
 		db.readStmts = newStmtCache(db.read)
 		db.writeStmts = newStmtCache(db.write)
-		db.writer = newWriter(db.write, db.writeStmts)
+		db.writer = newWriter(db.write, db.writeStmts, db.ckpt.poke)
 	case postgresDialect:
 		if db.write, err = stdsql.Open(d.driver, dsn); err != nil {
 			return nil, err
@@ -159,6 +170,9 @@ func (db *DB) Close() error {
 		db.writer.close()
 	}
 	var errs []error
+	if db.ckpt != nil {
+		errs = append(errs, db.ckpt.close())
+	}
 	for _, c := range []*stmtCache{db.readStmts, db.writeStmts} {
 		if c != nil {
 			errs = append(errs, c.close())
@@ -180,6 +194,17 @@ func (db *DB) InTx(ctx context.Context, fn func(store.Store) error) error {
 	if db.tx != nil {
 		return fn(db)
 	}
+	if db.writer != nil {
+		err := db.writer.inTx(ctx, func(tx *stdsql.Tx) error {
+			txdb := *db
+			txdb.tx = tx
+			return fn(&txdb)
+		})
+		if err != nil && (errors.Is(err, errClosed) || (ctx.Err() != nil && errors.Is(err, ctx.Err()))) {
+			return fmt.Errorf("begin transaction: %w", err)
+		}
+		return err
+	}
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
@@ -199,6 +224,9 @@ func (db *DB) InTx(ctx context.Context, fn func(store.Store) error) error {
 		return fmt.Errorf("commit transaction: %w", err)
 	}
 	committed = true
+	if db.ckpt != nil {
+		db.ckpt.poke()
+	}
 	return nil
 }
 
@@ -346,6 +374,7 @@ func (db *DB) prepared(ctx context.Context, cache *stmtCache, q string) (*stdsql
 		// connection is reused.
 		stmt := db.writeStmts.lookup(q)
 		if stmt == nil {
+			db.writeStmts.wantPrepared(q)
 			return nil, nil
 		}
 		return db.tx.StmtContext(ctx, stmt), nil
@@ -366,6 +395,9 @@ type stmtCache struct {
 	db *stdsql.DB
 	mu sync.RWMutex
 	m  map[string]*stdsql.Stmt
+	// pending are statements a transaction ran unprepared, to prepare once
+	// the connection is free.
+	pending map[string]bool
 }
 
 const maxCachedStmts = 512
@@ -378,6 +410,32 @@ func (c *stmtCache) lookup(q string) *stdsql.Stmt {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.m[q]
+}
+
+// wantPrepared notes that q ran unprepared in a transaction.
+func (c *stmtCache) wantPrepared(q string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m)+len(c.pending) >= maxCachedStmts {
+		return
+	}
+	if c.pending == nil {
+		c.pending = make(map[string]bool)
+	}
+	c.pending[q] = true
+}
+
+// preparePending prepares the statements transactions wanted; it must not
+// run while a transaction holds the connection.
+func (c *stmtCache) preparePending() {
+	c.mu.Lock()
+	pending := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	for q := range pending {
+		// A statement that does not prepare simply stays unprepared.
+		_, _ = c.get(context.Background(), q)
+	}
 }
 
 func (c *stmtCache) get(ctx context.Context, q string) (*stdsql.Stmt, error) {
@@ -415,4 +473,24 @@ func (c *stmtCache) close() error {
 		delete(c.m, q)
 	}
 	return errors.Join(errs...)
+}
+
+// pingSQLite opens the first connection. Two processes opening a new
+// database at once race to switch it to WAL, and SQLite answers the loser
+// SQLITE_BUSY at once, without its busy timeout (waiting could deadlock):
+// the loser tries again, for as long as the busy timeout would have waited.
+func pingSQLite(ctx context.Context, db *stdsql.DB) error {
+	deadline := time.Now().Add(sqliteBusyTimeout)
+	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		err := db.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+	}
 }

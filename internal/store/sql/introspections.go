@@ -59,7 +59,13 @@ var introspectionType = objectType[*store.Introspection]{
 
 // SaveIntrospection creates or replaces the introspection of in.NodeUUID
 // and sets in.UpdatedAt (and in.StartedAt, when zero).
-func (db *DB) SaveIntrospection(ctx context.Context, in *store.Introspection) error {
+func (db *DB) SaveIntrospection(ctx context.Context, in *store.Introspection, reports ...store.IntrospectionData) error {
+	// Compress before the transaction: on SQLite it holds the only write
+	// connection.
+	stored := make([][]byte, len(reports))
+	for i, r := range reports {
+		stored[i] = compressData(r.Data)
+	}
 	now := db.stamp()
 	if in.StartedAt.IsZero() {
 		in.StartedAt = now
@@ -80,7 +86,15 @@ ON CONFLICT (node_uuid) DO UPDATE SET state = excluded.state, started_at = exclu
 			in.NodeUUID, in.State, db.d.timeArg(in.StartedAt), db.d.nullTimeArg(in.FinishedAt), db.d.timeArg(now), body); err != nil {
 			return err
 		}
-		return tx.syncIntrospectionLookup(ctx, in)
+		if err := tx.syncIntrospectionLookup(ctx, in); err != nil {
+			return err
+		}
+		for i, r := range reports {
+			if err := tx.saveIntrospectionData(ctx, in.NodeUUID, r.Kind, stored[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("save introspection of node %s: %w", in.NodeUUID, err)
@@ -196,14 +210,11 @@ func (db *DB) ListIntrospections(ctx context.Context, f store.IntrospectionFilte
 	return list(ctx, q, f.Page, introspectionType)
 }
 
-// SaveIntrospectionData stores a node's report of a kind ("raw",
-// "processed"), replacing the previous one.
-func (db *DB) SaveIntrospectionData(ctx context.Context, nodeUUID, kind string, data []byte) error {
-	if data == nil {
-		data = []byte{}
-	}
+// saveIntrospectionData stores a node's report of a kind, as compressData
+// made it, replacing the previous one.
+func (db *DB) saveIntrospectionData(ctx context.Context, nodeUUID, kind string, stored []byte) error {
 	_, err := db.exec(ctx, `INSERT INTO introspection_data (node_uuid, kind, data) VALUES ($1, $2, $3)
-ON CONFLICT (node_uuid, kind) DO UPDATE SET data = excluded.data`, nodeUUID, kind, data)
+ON CONFLICT (node_uuid, kind) DO UPDATE SET data = excluded.data`, nodeUUID, kind, stored)
 	if err != nil {
 		return fmt.Errorf("save %s introspection data of node %s: %w", kind, nodeUUID, err)
 	}
@@ -216,6 +227,9 @@ func (db *DB) GetIntrospectionData(ctx context.Context, nodeUUID, kind string) (
 	err := db.queryRow(ctx, "SELECT data FROM introspection_data WHERE node_uuid = $1 AND kind = $2", nodeUUID, kind).Scan(&data)
 	if errors.Is(err, stdsql.ErrNoRows) {
 		return nil, notFound("%s introspection data of node %s could not be found", kind, nodeUUID)
+	}
+	if err == nil {
+		data, err = decompressData(data)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get %s introspection data of node %s: %w", kind, nodeUUID, err)

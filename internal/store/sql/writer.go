@@ -8,18 +8,18 @@ import (
 )
 
 // writer commits SQLite writes in groups. SQLite has one writer at a time
-// and a commit costs a dozen system calls whatever it holds, so the
-// single-statement writes that callers make at the same time are run in one
-// transaction, each in its own savepoint so that one failing statement
-// does not undo the others. A write waiting alone runs by itself, with no
-// added latency. InTx transactions do not go through the writer: they take
-// the write connection for themselves.
+// and a commit costs a dozen system calls and a WAL frame for every page it
+// changed, so the writes that callers make at the same time — single
+// statements and InTx functions — are run in one transaction, each in its
+// own savepoint so that one failing does not undo the others. A statement
+// waiting alone runs by itself, with no added latency.
 type writer struct {
 	pool  *stdsql.DB // the write pool: one connection
 	stmts *stmtCache // statements prepared on pool
 	ops   chan *writeOp
 	quit  chan struct{}
 	done  chan struct{}
+	wrote func()
 
 	closeOnce sync.Once
 }
@@ -36,18 +36,27 @@ type writeOp struct {
 	args []any
 	scan []any
 
-	stmt *stdsql.Stmt // prepared q, or nil when q runs unprepared
-	rows int64        // rows affected, for an Exec
-	err  error
-	done chan struct{}
+	// fn, when set, is an InTx function to run instead of q.
+	fn func(tx *stdsql.Tx) error
+
+	stmt     *stdsql.Stmt // prepared q, or nil when q runs unprepared
+	rows     int64        // rows affected, for an Exec
+	err      error
+	panicked any // what fn panicked with, re-raised in the caller
+	done     chan struct{}
 }
+
+// errPanicked is the error of a transaction function that panicked.
+var errPanicked = errors.New("transaction function panicked")
 
 var errClosed = errors.New("database is closed")
 
-func newWriter(pool *stdsql.DB, stmts *stmtCache) *writer {
+// newWriter starts the writer; wrote is called after each group.
+func newWriter(pool *stdsql.DB, stmts *stmtCache, wrote func()) *writer {
 	w := &writer{
 		pool:  pool,
 		stmts: stmts,
+		wrote: wrote,
 		ops:   make(chan *writeOp),
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
@@ -74,6 +83,17 @@ func (w *writer) exec(ctx context.Context, q string, args []any) (int64, error) 
 // stdsql.ErrNoRows when there is none.
 func (w *writer) queryRow(ctx context.Context, q string, args []any, dest []any) error {
 	return w.do(&writeOp{ctx: ctx, q: q, args: args, scan: dest})
+}
+
+// inTx runs fn in a transaction of the writer's and returns fn's error or
+// the commit's; a panic in fn is raised again here.
+func (w *writer) inTx(ctx context.Context, fn func(tx *stdsql.Tx) error) error {
+	op := &writeOp{ctx: ctx, fn: fn}
+	err := w.do(op)
+	if op.panicked != nil {
+		panic(op.panicked)
+	}
+	return err
 }
 
 func (w *writer) do(op *writeOp) error {
@@ -114,6 +134,10 @@ func (w *writer) loop() {
 		for _, op := range batch {
 			close(op.done)
 		}
+		w.wrote()
+		// Statements that transactions ran unprepared are prepared now
+		// that the connection is free.
+		w.stmts.preparePending()
 	}
 }
 
@@ -125,8 +149,10 @@ func (w *writer) run(batch []*writeOp) {
 		}
 		// Prepare before the transaction begins: preparing on the pool
 		// needs the connection the transaction is about to hold.
-		if op.stmt, op.err = w.stmts.get(op.ctx, op.q); op.err != nil {
-			continue
+		if op.fn == nil {
+			if op.stmt, op.err = w.stmts.get(op.ctx, op.q); op.err != nil {
+				continue
+			}
 		}
 		live = append(live, op)
 	}
@@ -134,9 +160,11 @@ func (w *writer) run(batch []*writeOp) {
 	case 0:
 		return
 	case 1:
-		// Alone: autocommit, as if there were no writer.
-		live[0].err = live[0].run(w.pool, nil)
-		return
+		if live[0].fn == nil {
+			// Alone: autocommit, as if there were no writer.
+			live[0].err = live[0].run(w.pool, nil)
+			return
+		}
 	}
 	tx, err := w.pool.BeginTx(context.Background(), nil)
 	if err != nil {
@@ -186,11 +214,20 @@ func inSavepoint(tx *stdsql.Tx, op *writeOp) (err, broken error) {
 	return err, nil
 }
 
-// run runs op's statement on pool, or in tx when it is set. The statement
+// run runs op's function in tx, or its statement on pool, or in tx when it
+// is set. The statement
 // runs on a context that cannot be cancelled: the writer checked op's
 // context before starting, a write takes microseconds, and a cancellable
 // context costs database/sql and the driver a watching goroutine each.
-func (op *writeOp) run(pool *stdsql.DB, tx *stdsql.Tx) error {
+func (op *writeOp) run(pool *stdsql.DB, tx *stdsql.Tx) (err error) {
+	if op.fn != nil {
+		defer func() {
+			if r := recover(); r != nil {
+				op.panicked, err = r, errPanicked
+			}
+		}()
+		return op.fn(tx)
+	}
 	ctx := context.WithoutCancel(op.ctx)
 	stmt := op.stmt
 	if stmt != nil && tx != nil {
@@ -209,10 +246,7 @@ func (op *writeOp) run(pool *stdsql.DB, tx *stdsql.Tx) error {
 		}
 		return row.Scan(op.scan...)
 	}
-	var (
-		res stdsql.Result
-		err error
-	)
+	var res stdsql.Result
 	switch {
 	case stmt != nil:
 		res, err = stmt.ExecContext(ctx, op.args...)

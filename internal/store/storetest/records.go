@@ -383,13 +383,15 @@ func testIntrospectionData(t *testing.T, s store.Store) {
 	node := uuid.NewString()
 	raw := []byte{0x7b, 0x00, 0xff, 0xfe, 0x7d} // not even UTF-8
 	processed := []byte(`{"inventory": {"cpu": {"count": 4}}}`)
-	if err := s.SaveIntrospectionData(ctx, node, "raw", raw); err != nil {
+	in := &store.Introspection{NodeUUID: node, State: "processing"}
+	if err := s.SaveIntrospection(ctx, in, store.IntrospectionData{Kind: "raw", Data: raw}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SaveIntrospectionData(ctx, node, "processed", []byte("old")); err != nil {
+	if err := s.SaveIntrospection(ctx, in, store.IntrospectionData{Kind: "processed", Data: []byte("old")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SaveIntrospectionData(ctx, node, "processed", processed); err != nil {
+	in.State = "finished"
+	if err := s.SaveIntrospection(ctx, in, store.IntrospectionData{Kind: "processed", Data: processed}); err != nil {
 		t.Fatal(err)
 	}
 	for kind, want := range map[string][]byte{"raw": raw, "processed": processed} {

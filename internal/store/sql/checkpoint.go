@@ -1,0 +1,99 @@
+package sql
+
+import (
+	"context"
+	stdsql "database/sql"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Checkpointing on SQLite. By default SQLite copies the WAL back into the
+// database file inside the commit that pushes the WAL past 1,000 pages,
+// with two fsyncs: under a steady write load every few dozen commits stall
+// the only writer for a disk flush, and every queued write waits with it.
+// The write connection therefore runs with wal_autocheckpoint(0), and a
+// checkpointer of its own folds the WAL in the background: PASSIVE
+// checkpoints never take the write lock, so commits go on meanwhile.
+const (
+	// checkpointDelay gathers the writes of a busy moment into one
+	// checkpoint: at most one every delay, none while nothing is written.
+	checkpointDelay = 200 * time.Millisecond
+	// checkpointTruncateFrames is the WAL length (4 KiB pages) past which a
+	// checkpoint also truncates the file, waiting for readers if it must:
+	// only long-lived readers let a WAL grow that far.
+	checkpointTruncateFrames = 64 << 10
+)
+
+// checkpointer runs the WAL checkpoints of one SQLite database on a
+// connection of its own.
+type checkpointer struct {
+	conn *stdsql.DB
+	log  *slog.Logger
+	wake chan struct{}
+	quit chan struct{}
+	done chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func newCheckpointer(conn *stdsql.DB, log *slog.Logger) *checkpointer {
+	conn.SetMaxOpenConns(1)
+	conn.SetMaxIdleConns(1)
+	c := &checkpointer{conn: conn, log: log,
+		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	go c.loop()
+	return c
+}
+
+// poke says the WAL grew; it never blocks.
+func (c *checkpointer) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *checkpointer) loop() {
+	defer close(c.done)
+	for {
+		select {
+		case <-c.quit:
+			return
+		case <-c.wake:
+		}
+		select {
+		case <-c.quit:
+			return
+		case <-time.After(checkpointDelay):
+		}
+		frames := c.checkpoint("PASSIVE")
+		if frames > checkpointTruncateFrames {
+			c.checkpoint("TRUNCATE")
+		}
+	}
+}
+
+// checkpoint runs one checkpoint of the given mode and returns the WAL's
+// length in frames as it was.
+func (c *checkpointer) checkpoint(mode string) int64 {
+	var busy, frames, copied int64
+	err := c.conn.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &copied)
+	if err != nil {
+		c.log.Warn("SQLite WAL checkpoint failed; retrying after the next write", "mode", mode, "error", err)
+		return 0
+	}
+	return frames
+}
+
+// close stops the checkpointer; SQLite checkpoints once more when the last
+// connection closes. Closing again is harmless.
+func (c *checkpointer) close() error {
+	c.closeOnce.Do(func() {
+		close(c.quit)
+		<-c.done
+		c.closeErr = c.conn.Close()
+	})
+	return c.closeErr
+}

@@ -5,6 +5,7 @@ import (
 	stdsql "database/sql"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,16 +14,23 @@ import (
 // with two fsyncs: under a steady write load every few dozen commits stall
 // the only writer for a disk flush, and every queued write waits with it.
 // The write connection therefore runs with wal_autocheckpoint(0), and a
-// checkpointer of its own folds the WAL in the background: PASSIVE
-// checkpoints never take the write lock, so commits go on meanwhile.
+// checkpointer of its own folds the WAL in the background.
+//
+// A PASSIVE checkpoint never blocks anyone, but under a steady load it
+// never finishes either: the writer appends while it copies, and SQLite
+// starts the WAL over only when a write begins with the WAL wholly copied,
+// so the WAL would grow without end. Once the WAL is long, the checkpointer
+// therefore asks the writer to catch up: between two groups of writes, on
+// its own connection, the writer runs a RESTART checkpoint, which copies
+// only what was appended since the background one (waiting for readers
+// still on it) and lets the next write start the WAL from its beginning.
 const (
 	// checkpointDelay gathers the writes of a busy moment into one
 	// checkpoint: at most one every delay, none while nothing is written.
 	checkpointDelay = 200 * time.Millisecond
-	// checkpointTruncateFrames is the WAL length (4 KiB pages) past which a
-	// checkpoint also truncates the file, waiting for readers if it must:
-	// only long-lived readers let a WAL grow that far.
-	checkpointTruncateFrames = 64 << 10
+	// checkpointRestartFrames is the WAL length (4 KiB pages) from which the
+	// writer catches up: SQLite's own autocheckpoint size.
+	checkpointRestartFrames = 1000
 )
 
 // checkpointer runs the WAL checkpoints of one SQLite database on a
@@ -30,9 +38,11 @@ const (
 type checkpointer struct {
 	conn *stdsql.DB
 	log  *slog.Logger
-	wake chan struct{}
-	quit chan struct{}
-	done chan struct{}
+	// catchUp is set when the writer should run a RESTART checkpoint.
+	catchUp atomic.Bool
+	wake    chan struct{}
+	quit    chan struct{}
+	done    chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -68,18 +78,25 @@ func (c *checkpointer) loop() {
 			return
 		case <-time.After(checkpointDelay):
 		}
-		frames := c.checkpoint("PASSIVE")
-		if frames > checkpointTruncateFrames {
-			c.checkpoint("TRUNCATE")
+		if c.checkpoint(c.conn, "PASSIVE") >= checkpointRestartFrames {
+			c.catchUp.Store(true)
 		}
 	}
 }
 
-// checkpoint runs one checkpoint of the given mode and returns the WAL's
-// length in frames as it was.
-func (c *checkpointer) checkpoint(mode string) int64 {
+// writerIdle is called by the writer between two groups of writes, on
+// the write connection (one connection, not in a transaction).
+func (c *checkpointer) writerIdle(conn *stdsql.DB) {
+	if c.catchUp.Swap(false) {
+		c.checkpoint(conn, "RESTART")
+	}
+}
+
+// checkpoint runs one checkpoint of the given mode on conn and returns the
+// WAL's length in frames as it was.
+func (c *checkpointer) checkpoint(conn *stdsql.DB, mode string) int64 {
 	var busy, frames, copied int64
-	err := c.conn.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &copied)
+	err := conn.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &copied)
 	if err != nil {
 		c.log.Warn("SQLite WAL checkpoint failed; retrying after the next write", "mode", mode, "error", err)
 		return 0

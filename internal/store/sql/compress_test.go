@@ -3,12 +3,8 @@ package sql
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -56,39 +52,5 @@ func TestIntrospectionData_DamagedRowIsAnError(t *testing.T) {
 	}
 	if got, err := db.GetIntrospectionData(ctx, "n1", "raw"); err == nil || !strings.Contains(err.Error(), "decompress") {
 		t.Errorf("GetIntrospectionData of a damaged row = %.40q, %v; want a decompress error", got, err)
-	}
-}
-
-// The write connection never checkpoints (wal_autocheckpoint 0): the
-// background checkpointer must fold the WAL into the database file.
-func TestCheckpointer_FoldsTheWALWhileWritesGoOn(t *testing.T) {
-	dir := t.TempDir()
-	db, err := Open(context.Background(), "sqlite://"+dir+"/ferro.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	size := func() int64 {
-		fi, err := os.Stat(dir + "/ferro.db")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fi.Size()
-	}
-	before := size()
-	noise := make([]byte, 64<<10)
-	rand.Read(noise) // incompressible, so the bytes reach the WAL
-	for i := range 32 {
-		if err := db.saveIntrospectionData(ctx, fmt.Sprint("n", i), "raw", noise); err != nil {
-			t.Fatal(err)
-		}
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for size() < before+32*64<<10 {
-		if time.Now().After(deadline) {
-			t.Fatalf("database file is %d bytes 10 s after 2 MiB were written (%d before): the WAL was not checkpointed", size(), before)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

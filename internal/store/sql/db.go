@@ -131,7 +131,7 @@ func Open(ctx context.Context, connection string, opts ...Option) (*DB, error) {
 		db.ckpt = newCheckpointer(ckconn, o.log)
 		db.readStmts = newStmtCache(db.read)
 		db.writeStmts = newStmtCache(db.write)
-		db.writer = newWriter(db.write, db.writeStmts, db.ckpt.poke)
+		db.writer = newWriter(db.write, db.writeStmts, db.ckpt)
 	case postgresDialect:
 		if db.write, err = stdsql.Open(d.driver, dsn); err != nil {
 			return nil, err

@@ -124,8 +124,10 @@ func sqliteDSN(path string, readOnly bool) string {
 		q.Add("_pragma", "query_only(ON)")
 	} else {
 		q.Set("_txlock", "immediate")
-		// Checkpoints run in the background (checkpoint.go), not in commits.
+		// Checkpoints run in the background (checkpoint.go), not in commits;
+		// when the WAL starts over, its file is cut back to 64 MiB.
 		q.Add("_pragma", "wal_autocheckpoint(0)")
+		q.Add("_pragma", "journal_size_limit(67108864)")
 	}
 	return path + "?" + q.Encode()
 }

@@ -19,7 +19,7 @@ type writer struct {
 	ops   chan *writeOp
 	quit  chan struct{}
 	done  chan struct{}
-	wrote func()
+	ckpt  *checkpointer
 
 	closeOnce sync.Once
 }
@@ -51,12 +51,12 @@ var errPanicked = errors.New("transaction function panicked")
 
 var errClosed = errors.New("database is closed")
 
-// newWriter starts the writer; wrote is called after each group.
-func newWriter(pool *stdsql.DB, stmts *stmtCache, wrote func()) *writer {
+// newWriter starts the writer, which tells ckpt of every group it wrote.
+func newWriter(pool *stdsql.DB, stmts *stmtCache, ckpt *checkpointer) *writer {
 	w := &writer{
 		pool:  pool,
 		stmts: stmts,
-		wrote: wrote,
+		ckpt:  ckpt,
 		ops:   make(chan *writeOp),
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
@@ -134,10 +134,11 @@ func (w *writer) loop() {
 		for _, op := range batch {
 			close(op.done)
 		}
-		w.wrote()
-		// Statements that transactions ran unprepared are prepared now
-		// that the connection is free.
+		w.ckpt.poke()
+		// Now that the connection is free: prepare the statements that
+		// transactions ran unprepared, catch up with the checkpointer.
 		w.stmts.preparePending()
+		w.ckpt.writerIdle(w.pool)
 	}
 }
 

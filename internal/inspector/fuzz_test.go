@@ -88,6 +88,14 @@ func (w *writeCounter) SaveIntrospection(ctx context.Context, in *store.Introspe
 	return w.Store.SaveIntrospection(ctx, in, reports...)
 }
 
+func (w *writeCounter) SaveIntrospectionFrom(ctx context.Context, in *store.Introspection, from []string, reports ...store.IntrospectionData) error {
+	w.count("introspection " + in.NodeUUID + " " + in.State)
+	for _, r := range reports {
+		w.count(r.Kind + " data " + in.NodeUUID)
+	}
+	return w.Store.SaveIntrospectionFrom(ctx, in, from, reports...)
+}
+
 func (w *writeCounter) SaveInventory(ctx context.Context, inv *baremetal.Inventory) error {
 	w.count("inventory " + inv.NodeUUID)
 	return w.Store.SaveInventory(ctx, inv)

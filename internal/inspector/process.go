@@ -59,13 +59,19 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 		return "", errorf(http.StatusForbidden, "Invalid or missing inspection token for node %s", in.NodeUUID)
 	}
 
-	// The raw report and the move to processing are one write.
+	// The raw report and the move to processing are one write, and a
+	// compare-and-swap: another inspector process may have taken the same
+	// node's report (the agent retries) since we read it.
+	from := in.State
 	in.State, in.UpdatedAt = StateProcessing, s.now().UTC()
 	var reports []store.IntrospectionData
 	if s.cfg.Processing.StoreData != "none" {
 		reports = append(reports, store.IntrospectionData{Kind: "raw", Data: body})
 	}
-	if err := s.store.SaveIntrospection(ctx, in, reports...); err != nil {
+	if err := s.store.SaveIntrospectionFrom(ctx, in, []string{from}, reports...); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return "", errorf(http.StatusBadRequest, "Node %s is not waiting for introspection (another report for it is being processed)", in.NodeUUID)
+		}
 		return "", err
 	}
 	if preErr != nil {

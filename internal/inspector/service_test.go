@@ -1,6 +1,7 @@
 package inspector_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -413,6 +415,15 @@ func (f *failingDataStore) SaveIntrospection(ctx context.Context, in *store.Intr
 	return f.Store.SaveIntrospection(ctx, in, reports...)
 }
 
+func (f *failingDataStore) SaveIntrospectionFrom(ctx context.Context, in *store.Introspection, from []string, reports ...store.IntrospectionData) error {
+	for _, r := range reports {
+		if r.Kind == f.kind {
+			return errors.New("disk full")
+		}
+	}
+	return f.Store.SaveIntrospectionFrom(ctx, in, from, reports...)
+}
+
 func (f *failingDataStore) InTx(ctx context.Context, fn func(store.Store) error) error {
 	return f.Store.InTx(ctx, func(tx store.Store) error { return fn(&failingDataStore{Store: tx, kind: f.kind}) })
 }
@@ -447,6 +458,84 @@ func TestContinue_ProcessedDataNotStoredFailsIntrospection(t *testing.T) {
 	}
 	if _, err := r.store.GetIntrospectionData(ctx, n.UUID, "processed"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("processed data: got %v, want none", err)
+	}
+	if r.bm.appliedTo(n.UUID) != 1 {
+		t.Errorf("node changes applied %d times, want 1", r.bm.appliedTo(n.UUID))
+	}
+}
+
+// staleStore answers GetIntrospection with what it read first, as a second
+// inspector process that read the introspection just before the first one
+// moved it would see; the compare-and-swap is all that stops it.
+type staleStore struct {
+	store.Store
+	seen map[string]*store.Introspection
+}
+
+func (s *staleStore) GetIntrospection(ctx context.Context, node string) (*store.Introspection, error) {
+	if in, ok := s.seen[node]; ok {
+		c := *in
+		return &c, nil
+	}
+	in, err := s.Store.GetIntrospection(ctx, node)
+	if err == nil {
+		c := *in
+		s.seen[node] = &c
+	}
+	return in, err
+}
+
+// LookupIntrospections answers as before the first inspector finished.
+func (s *staleStore) LookupIntrospections(ctx context.Context, macs, bmcs []string) ([]store.IntrospectionMatch, error) {
+	ms, err := s.Store.LookupIntrospections(ctx, macs, bmcs)
+	for i := range ms {
+		if _, ok := s.seen[ms[i].NodeUUID]; ok {
+			ms[i].Finished = false
+		}
+	}
+	return ms, err
+}
+
+// Two inspector processes on one database get the same report (the agent
+// retried): the one that moves the introspection to processing second
+// loses, with nothing written and nothing applied.
+func TestContinue_SecondInspectorWithTheSameReportLoses(t *testing.T) {
+	r := newSvcRig(t)
+	ctx := context.Background()
+	n := r.node("52:54:00:12:34:56")
+	if err := r.svc.Start(ctx, n.UUID, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	stale := &staleStore{Store: r.store, seen: map[string]*store.Introspection{}}
+	if _, err := stale.GetIntrospection(ctx, n.UUID); err != nil { // the second inspector's read
+		t.Fatal(err)
+	}
+	second, err := inspector.New(inspector.Options{Store: stale, BareMetal: r.bm, Config: config.Defaults(),
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(second.Close)
+	report := readFixture(t, "small-2nic.json")
+	if _, err := r.svc.Continue(ctx, report, ""); err != nil {
+		t.Fatal(err)
+	}
+	done := r.introspection(t, n.UUID)
+	raw, err := r.store.GetIntrospectionData(ctx, n.UUID, "raw")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = second.Continue(ctx, append(bytes.Clone(report), ' '), "")
+	var e *inspector.Error
+	if !errors.As(err, &e) || e.Status != 400 || !strings.Contains(e.Msg, "is not waiting for introspection") {
+		t.Fatalf("second inspector: got %v, want a 400 saying the node is not waiting", err)
+	}
+	if got := r.introspection(t, n.UUID); !reflect.DeepEqual(got, done) {
+		t.Errorf("introspection changed by the losing report:\n got %+v\nwant %+v", got, done)
+	}
+	if got, _ := r.store.GetIntrospectionData(ctx, n.UUID, "raw"); !bytes.Equal(got, raw) {
+		t.Error("the losing report replaced the stored raw data")
 	}
 	if r.bm.appliedTo(n.UUID) != 1 {
 		t.Errorf("node changes applied %d times, want 1", r.bm.appliedTo(n.UUID))

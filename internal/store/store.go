@@ -89,6 +89,11 @@ type Store interface {
 	// SaveIntrospection saves the introspection and, in the same
 	// transaction, the reports given, each replacing the one of its kind.
 	SaveIntrospection(ctx context.Context, in *Introspection, reports ...IntrospectionData) error
+	// SaveIntrospectionFrom is SaveIntrospection for an introspection that
+	// must still be stored in one of the states from: a compare-and-swap,
+	// so that of two inspectors handling the same node one wins. The loser
+	// gets ErrConflict and nothing is written.
+	SaveIntrospectionFrom(ctx context.Context, in *Introspection, from []string, reports ...IntrospectionData) error
 	GetIntrospection(ctx context.Context, nodeUUID string) (*Introspection, error)
 	ListIntrospections(ctx context.Context, f IntrospectionFilter) ([]*Introspection, error)
 	// GetIntrospectionData returns a node's report of a kind.

@@ -11,12 +11,14 @@
 // On SQLite, writes go through a single connection whose transactions begin
 // with BEGIN IMMEDIATE, and reads through a pool of read-only connections; in
 // WAL mode readers never wait for the writer. Concurrent writers therefore
-// queue in the process instead of failing with SQLITE_BUSY, and the
-// single-statement writes that queue together share one commit (writer.go).
+// queue in the process instead of failing with SQLITE_BUSY, and the writes
+// that queue together — statements and InTx functions — share one commit
+// (writer.go). The WAL is checkpointed in the background (checkpoint.go).
 //
-// On SQLite a function passed to InTx holds the only write connection until
-// it returns: it must use the Store it is given, never the outer one, for
-// writes, or it waits for itself.
+// On SQLite a function passed to InTx runs on the writer, holding the only
+// write connection until it returns: it must use the Store it is given,
+// never the outer one, for writes, or it waits for itself; and it should do
+// its slow work before InTx, since every other write waits for it.
 package sql
 
 import (

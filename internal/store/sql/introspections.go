@@ -60,12 +60,27 @@ var introspectionType = objectType[*store.Introspection]{
 // SaveIntrospection creates or replaces the introspection of in.NodeUUID
 // and sets in.UpdatedAt (and in.StartedAt, when zero).
 func (db *DB) SaveIntrospection(ctx context.Context, in *store.Introspection, reports ...store.IntrospectionData) error {
+	return db.saveIntrospection(ctx, in, nil, reports)
+}
+
+// SaveIntrospectionFrom implements store.Store.
+func (db *DB) SaveIntrospectionFrom(ctx context.Context, in *store.Introspection, from []string, reports ...store.IntrospectionData) error {
+	if len(from) == 0 {
+		return invalid("save introspection of node %s: no state to move from", in.NodeUUID)
+	}
+	return db.saveIntrospection(ctx, in, from, reports)
+}
+
+// saveIntrospection writes in and its reports in one transaction: an
+// upsert, or with from an update of the row only if its state is in from.
+func (db *DB) saveIntrospection(ctx context.Context, in *store.Introspection, from []string, reports []store.IntrospectionData) error {
 	// Compress before the transaction: on SQLite it holds the only write
 	// connection.
 	stored := make([][]byte, len(reports))
 	for i, r := range reports {
 		stored[i] = compressData(r.Data)
 	}
+	was := *in
 	now := db.stamp()
 	if in.StartedAt.IsZero() {
 		in.StartedAt = now
@@ -75,16 +90,34 @@ func (db *DB) SaveIntrospection(ctx context.Context, in *store.Introspection, re
 	in.UpdatedAt = now
 	body, err := encodeBody(introspectionBody(*in))
 	if err != nil {
+		*in = was
 		return fmt.Errorf("save introspection of node %s: %w", in.NodeUUID, err)
 	}
 	err = db.InTx(ctx, func(s store.Store) error {
 		tx := s.(*DB)
-		if _, err := tx.exec(ctx, `INSERT INTO introspections (node_uuid, state, started_at, finished_at, updated_at, body)
+		var a argList
+		values := []any{in.NodeUUID, in.State, db.d.timeArg(in.StartedAt), db.d.nullTimeArg(in.FinishedAt), db.d.timeArg(now), body}
+		for _, v := range values {
+			a.arg(v)
+		}
+		q := `INSERT INTO introspections (node_uuid, state, started_at, finished_at, updated_at, body)
 VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (node_uuid) DO UPDATE SET state = excluded.state, started_at = excluded.started_at,
-	finished_at = excluded.finished_at, updated_at = excluded.updated_at, body = excluded.body`,
-			in.NodeUUID, in.State, db.d.timeArg(in.StartedAt), db.d.nullTimeArg(in.FinishedAt), db.d.timeArg(now), body); err != nil {
+	finished_at = excluded.finished_at, updated_at = excluded.updated_at, body = excluded.body`
+		if from != nil {
+			q = `UPDATE introspections SET state = $2, started_at = $3, finished_at = $4, updated_at = $5, body = $6
+WHERE node_uuid = $1 AND state IN (` + a.list(from) + `)`
+		}
+		res, err := tx.exec(ctx, q, a.args...)
+		if err != nil {
 			return err
+		}
+		if from != nil {
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				return conflict("the introspection of node %s is no longer in state %s", in.NodeUUID, strings.Join(from, " or "))
+			}
 		}
 		if err := tx.syncIntrospectionLookup(ctx, in); err != nil {
 			return err
@@ -97,6 +130,7 @@ ON CONFLICT (node_uuid) DO UPDATE SET state = excluded.state, started_at = exclu
 		return nil
 	})
 	if err != nil {
+		*in = was
 		return fmt.Errorf("save introspection of node %s: %w", in.NodeUUID, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -34,6 +35,7 @@ var introspectionTests = []test{
 	{"SaveAndGet", testIntrospectionSaveGet},
 	{"ListNewestFirstFiltersAndPages", testIntrospectionList},
 	{"Data", testIntrospectionData},
+	{"SaveFromIsACompareAndSwap", testIntrospectionSaveFrom},
 	{"LookupByMACAndBMC", testIntrospectionLookup},
 }
 
@@ -405,6 +407,39 @@ func testIntrospectionData(t *testing.T, s store.Store) {
 	}
 	_, err := s.GetIntrospectionData(ctx, uuid.NewString(), "raw")
 	wantErr(t, err, store.ErrNotFound, "raw")
+}
+
+func testIntrospectionSaveFrom(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	node := uuid.NewString()
+	in := &store.Introspection{NodeUUID: node, State: "waiting", LookupMACs: []string{"52:54:00:aa:bb:01"}}
+	if err := s.SaveIntrospection(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	// Two inspectors read the introspection waiting; the first moves it.
+	first, second := *in, *in
+	first.State, second.State = "processing", "processing"
+	if err := s.SaveIntrospectionFrom(ctx, &first, []string{"starting", "waiting"}, store.IntrospectionData{Kind: "raw", Data: []byte("first")}); err != nil {
+		t.Fatal(err)
+	}
+	before := second
+	err := s.SaveIntrospectionFrom(ctx, &second, []string{"starting", "waiting"}, store.IntrospectionData{Kind: "raw", Data: []byte("second")})
+	wantErr(t, err, store.ErrConflict, node)
+	if !reflect.DeepEqual(second, before) {
+		t.Errorf("the losing introspection was changed: %+v, was %+v", second, before)
+	}
+	got, err := s.GetIntrospection(ctx, node)
+	if err != nil || got.State != "processing" || !got.UpdatedAt.Equal(first.UpdatedAt) {
+		t.Errorf("introspection = %+v, %v; want the first inspector's", got, err)
+	}
+	if raw, err := s.GetIntrospectionData(ctx, node, "raw"); err != nil || string(raw) != "first" {
+		t.Errorf("raw data = %q, %v; want the first inspector's", raw, err)
+	}
+	// No introspection at all is no state to move from either.
+	err = s.SaveIntrospectionFrom(ctx, &store.Introspection{NodeUUID: uuid.NewString(), State: "processing"}, []string{"waiting"})
+	wantErr(t, err, store.ErrConflict)
+	err = s.SaveIntrospectionFrom(ctx, &first, nil)
+	wantErr(t, err, store.ErrInvalidInput)
 }
 
 func testRules(t *testing.T, s store.Store) {

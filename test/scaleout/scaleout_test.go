@@ -1,0 +1,289 @@
+// Package scaleout runs ferro as it scales out: two `ferro serve`
+// processes, each with every role, on one PostgreSQL database that the
+// test harness starts itself. They share nodes and locks, and one takes
+// over the nodes of the other when it dies.
+package scaleout_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/testing/ferrotest"
+	"github.com/ferrometal/ferro/internal/testing/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// conductor starts `ferro serve` as host on the database dsn. Conductors
+// heart-beat every second and count as dead after three.
+func conductor(t *testing.T, dsn, host string, env ...string) *ferrotest.Server {
+	t.Helper()
+	return ferrotest.Start(t, ferrotest.WithDataDir(t.TempDir()), ferrotest.WithEnv(append([]string{
+		"FERRO_DATABASE_CONNECTION=" + dsn,
+		"FERRO_DEFAULT_HOST=" + host,
+		"FERRO_CONDUCTOR_HEARTBEAT_INTERVAL=1",
+		"FERRO_CONDUCTOR_HEARTBEAT_TIMEOUT=3",
+	}, env...)...))
+}
+
+// call sends a request at the latest microversion and decodes a 2xx answer
+// into out (when not nil); it returns the status and the body.
+func call(t *testing.T, base, method, path string, in, out any) (int, []byte) {
+	t.Helper()
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, base+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-OpenStack-Ironic-API-Version", "latest")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != nil && resp.StatusCode/100 == 2 {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+	return resp.StatusCode, b
+}
+
+// must is call for requests that must succeed.
+func must(t *testing.T, base, method, path string, in, out any) {
+	t.Helper()
+	if code, b := call(t, base, method, path, in, out); code/100 != 2 {
+		t.Fatalf("%s %s: HTTP %d %s", method, path, code, b)
+	}
+}
+
+type node struct {
+	UUID           string  `json:"uuid"`
+	ProvisionState string  `json:"provision_state"`
+	TargetState    *string `json:"target_provision_state"`
+	Reservation    *string `json:"reservation"`
+	LastError      *string `json:"last_error"`
+	Conductor      string  `json:"conductor"`
+}
+
+// waitNode polls base until the node is in state with no lock held.
+func waitNode(t *testing.T, base, id, state string, within time.Duration) node {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var n node
+		must(t, base, http.MethodGet, "/v1/nodes/"+id, nil, &n)
+		if n.ProvisionState == state && n.Reservation == nil {
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node %s: %q reserved by %v (last_error %v) after %v, want %q and no lock",
+				id, n.ProvisionState, deref(n.Reservation), deref(n.LastError), within, state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<null>"
+	}
+	return *s
+}
+
+func createNode(t *testing.T, base string, body map[string]any) string {
+	t.Helper()
+	if body == nil {
+		body = map[string]any{"driver": "fake-hardware"}
+	}
+	var n node
+	must(t, base, http.MethodPost, "/v1/nodes", body, &n)
+	return n.UUID
+}
+
+func provision(t *testing.T, base, id, verb string) (int, []byte) {
+	t.Helper()
+	return call(t, base, http.MethodPut, "/v1/nodes/"+id+"/states/provision", map[string]any{"target": verb}, nil)
+}
+
+// Both processes see one fleet: what one creates the other lists, either
+// runs the work of the requests it takes, and the lock in the database
+// lets exactly one of many requests on a node through, whichever process
+// each reached.
+func TestScaleOut_TwoConductorsShareNodesAndLocks(t *testing.T) {
+	dsn := pgtest.Start(t)
+	a := conductor(t, dsn, "conductor-a")
+	b := conductor(t, dsn, "conductor-b")
+	servers := []*ferrotest.Server{a, b}
+
+	// Each lists both conductors as alive.
+	for _, s := range servers {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var out struct {
+				Conductors []struct {
+					Hostname string `json:"hostname"`
+					Alive    bool   `json:"alive"`
+				} `json:"conductors"`
+			}
+			must(t, s.URL, http.MethodGet, "/v1/conductors", nil, &out)
+			var alive []string
+			for _, c := range out.Conductors {
+				if c.Alive {
+					alive = append(alive, c.Hostname)
+				}
+			}
+			slices.Sort(alive)
+			if slices.Equal(alive, []string{"conductor-a", "conductor-b"}) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s lists alive conductors %v, want conductor-a and conductor-b", s.URL, alive)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+
+	// Nodes created on one process are managed and inspected through the
+	// other, and end up manageable with no lock left, as both see them.
+	const nodes = 20
+	ids := make([]string, nodes)
+	for i := range ids {
+		ids[i] = createNode(t, servers[i%2].URL, nil)
+	}
+	for i, id := range ids {
+		if code, body := provision(t, servers[(i+1)%2].URL, id, "manage"); code != http.StatusAccepted {
+			t.Fatalf("manage %s: HTTP %d %s", id, code, body)
+		}
+	}
+	for i, id := range ids {
+		waitNode(t, servers[i%2].URL, id, "manageable", 10*time.Second)
+		if code, body := provision(t, servers[i%2].URL, id, "inspect"); code != http.StatusAccepted {
+			t.Fatalf("inspect %s: HTTP %d %s", id, code, body)
+		}
+	}
+	for i, id := range ids {
+		waitNode(t, servers[(i+1)%2].URL, id, "manageable", 10*time.Second)
+	}
+	var list struct {
+		Nodes []node `json:"nodes"`
+	}
+	must(t, b.URL, http.MethodGet, "/v1/nodes?detail=true", nil, &list)
+	if len(list.Nodes) != nodes {
+		t.Errorf("%s lists %d nodes, want %d", b.URL, len(list.Nodes), nodes)
+	}
+
+	// Many manage requests on one enroll node, half to each process: one
+	// wins; every other finds it locked or already manageable.
+	id := createNode(t, a.URL, nil)
+	const racers = 24
+	codes := make([]int, racers)
+	var start sync.WaitGroup
+	start.Add(1)
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Go(func() {
+			start.Wait()
+			codes[i], _ = provision(t, servers[i%2].URL, id, "manage")
+		})
+	}
+	start.Done()
+	wg.Wait()
+	accepted := 0
+	for _, c := range codes {
+		switch c {
+		case http.StatusAccepted:
+			accepted++
+		case http.StatusConflict, http.StatusBadRequest:
+		default:
+			t.Errorf("manage race: HTTP %d", c)
+		}
+	}
+	if accepted != 1 {
+		t.Errorf("manage race over two processes: %d answers were 202 (%v), want exactly 1", accepted, codes)
+	}
+	waitNode(t, b.URL, id, "manageable", 10*time.Second)
+}
+
+// A conductor killed in the middle of starting an inspection leaves its
+// node locked in inspecting. The surviving conductor sees it stop
+// heart-beating, takes its nodes over, releases the lock and fails the
+// node with a last_error naming the dead conductor — as Ironic does.
+func TestScaleOut_SurvivorTakesOverTheNodesOfAKilledConductor(t *testing.T) {
+	dsn := pgtest.Start(t)
+	// The deploy kernel's server answers only when the test ends, so the
+	// inspection's ramdisk preparation is under way when conductor-a dies.
+	var fetches atomic.Int32
+	release := make(chan struct{})
+	images := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		http.Error(w, "gone", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(images.Close)
+	t.Cleanup(func() { close(release) })
+	env := []string{"FERRO_INSPECTOR_ALLOW_LOOPBACK_CALLBACK=true", "FERRO_INSPECTOR_INTROSPECTION_DELAY=0"}
+	a := conductor(t, dsn, "conductor-a", env...)
+	b := conductor(t, dsn, "conductor-b", env...)
+
+	id := createNode(t, a.URL, map[string]any{
+		"driver": "fake-hardware", "boot_interface": "pxe", "network_interface": "noop", "inspect_interface": "inspector",
+		"driver_info": map[string]any{"deploy_kernel": images.URL + "/ipa.kernel", "deploy_ramdisk": images.URL + "/ipa.initramfs"},
+	})
+	must(t, a.URL, http.MethodPost, "/v1/ports", map[string]any{"node_uuid": id, "address": "52:54:00:5c:a1:e0", "pxe_enabled": true}, nil)
+	if code, body := provision(t, a.URL, id, "manage"); code != http.StatusAccepted {
+		t.Fatalf("manage: HTTP %d %s", code, body)
+	}
+	waitNode(t, a.URL, id, "manageable", 10*time.Second)
+	if code, body := provision(t, a.URL, id, "inspect"); code != http.StatusAccepted {
+		t.Fatalf("inspect: HTTP %d %s", code, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for fetches.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("conductor-a never fetched the deploy kernel")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var n node
+	must(t, b.URL, http.MethodGet, "/v1/nodes/"+id, nil, &n)
+	if n.ProvisionState != "inspecting" || deref(n.Reservation) != "conductor-a" {
+		t.Fatalf("while preparing: node %q reserved by %s, want inspecting and conductor-a", n.ProvisionState, deref(n.Reservation))
+	}
+
+	a.Kill(t) // SIGKILL: no graceful stop, no unregistering, the lock stays
+	got := waitNode(t, b.URL, id, "inspect failed", 20*time.Second)
+	if le := deref(got.LastError); !strings.Contains(le, "conductor-a") || !strings.Contains(le, "inspecting") {
+		t.Errorf("last_error = %q, want it to name the dead conductor and the state", le)
+	}
+	// The survivor can run the node again.
+	if code, body := provision(t, b.URL, id, "manage"); code != http.StatusAccepted {
+		t.Fatalf("manage after take-over: HTTP %d %s", code, body)
+	}
+	waitNode(t, b.URL, id, "manageable", 10*time.Second)
+}

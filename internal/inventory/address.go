@@ -6,8 +6,8 @@ import (
 )
 
 // NormalizeMAC returns mac in lower case if it is a MAC address written as
-// six colon-separated hex pairs (the only form IPA sends and the inspector
-// accepts), and false otherwise.
+// six colon-separated hex pairs (the only form IPA sends, the inspector
+// accepts and Ironic takes for a port address), and false otherwise.
 func NormalizeMAC(mac string) (string, bool) {
 	if len(mac) != 17 {
 		return "", false

@@ -173,13 +173,6 @@ func TestValidators(t *testing.T) {
 			t.Errorf("isValidLogicalName(%q) != %v", s, want)
 		}
 	}
-	for s, want := range map[string]string{
-		"52:54:00:AB:cd:EF": "52:54:00:ab:cd:ef", "52:54:00:ab:cd": "", "52-54-00-ab-cd-ef": "", "5254.00ab.cdef": "", "52:54:00:ab:cd:eg": "",
-	} {
-		if got, _ := normalizeMAC(s); got != want {
-			t.Errorf("normalizeMAC(%q) = %q, want %q", s, got, want)
-		}
-	}
 	if validNodeName("Under_Score", 9) || !validNodeName("Under_Score", 10) || !validNodeName("host-1.example", 9) {
 		t.Errorf("validNodeName by version")
 	}

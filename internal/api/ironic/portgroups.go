@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/inventory"
 	"github.com/ferrometal/ferro/internal/store"
 )
 
@@ -118,7 +119,7 @@ func (s *server) listPortgroups(rq *request, detailPath bool) error {
 		}
 		f.NodeUUID = n.UUID
 	} else if addr, ok := a.optStr("address"); ok {
-		mac, valid := normalizeMAC(addr)
+		mac, valid := inventory.NormalizeMAC(addr)
 		if !valid {
 			return badRequest("Invalid input for field/attribute address. Value: '%s'. Expected a MAC address but received %s.", addr, addr)
 		}
@@ -254,7 +255,7 @@ func checkPortgroupDoc(doc map[string]any, pg *baremetal.Portgroup, minor int, c
 		}
 	}
 	if addr := strField(doc["address"]); addr != "" {
-		mac, ok := normalizeMAC(addr)
+		mac, ok := inventory.NormalizeMAC(addr)
 		if !ok {
 			return invalidInput("address", addr, "Expected a MAC address but received "+addr+".")
 		}

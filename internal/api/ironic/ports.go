@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/inventory"
 	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -116,7 +117,7 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 	}
 	var address string
 	if addr, ok := a.optStr("address"); ok {
-		mac, valid := normalizeMAC(addr)
+		mac, valid := inventory.NormalizeMAC(addr)
 		if !valid {
 			return badRequest("Invalid input for field/attribute address. Value: '%s'. Expected a MAC address but received %s.", addr, addr)
 		}
@@ -292,7 +293,7 @@ func checkPortDoc(doc map[string]any, p *baremetal.Port, minor int, create bool)
 		}
 	}
 	addr := strField(doc["address"])
-	mac, ok := normalizeMAC(addr)
+	mac, ok := inventory.NormalizeMAC(addr)
 	if !ok {
 		return invalidInput("address", addr, "Expected a MAC address but received "+addr+".")
 	}
@@ -410,7 +411,7 @@ func validateLocalLink(llc map[string]any) error {
 		return bad("local_link_connection must contain port_id and switch_id, or port_id and hostname (Smart NIC), or network_type unmanaged")
 	}
 	if sw, ok := llc["switch_id"].(string); ok {
-		if mac, ok := normalizeMAC(sw); ok {
+		if mac, ok := inventory.NormalizeMAC(sw); ok {
 			llc["switch_id"] = mac
 		} else if isDatapathID(sw) {
 			llc["switch_id"] = strings.ToLower(sw)

@@ -87,27 +87,6 @@ func validNodeName(name string, minor int) bool {
 	return isValidLogicalName(name)
 }
 
-// normalizeMAC validates a MAC address as Ironic does (six colon-separated
-// octets) and lower-cases it.
-func normalizeMAC(s string) (string, bool) {
-	if len(s) != 17 {
-		return "", false
-	}
-	for i := 0; i < 17; i++ {
-		c := s[i]
-		if i%3 == 2 {
-			if c != ':' {
-				return "", false
-			}
-			continue
-		}
-		if !isHex(c) {
-			return "", false
-		}
-	}
-	return strings.ToLower(s), true
-}
-
 // isDatapathID is an OpenFlow datapath ID: 16 hex digits.
 func isDatapathID(s string) bool {
 	if len(s) != 16 {

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -126,45 +124,12 @@ func (l *lab) baremetal(args ...string) string {
 // fails the test unless it succeeds, and decodes the JSON answer into out.
 func (l *lab) must(method, path string, body, out any) {
 	l.t.Helper()
-	code, data := l.do(method, path, body)
-	if code >= 300 {
-		l.t.Fatalf("%s %s: HTTP %d: %s", method, path, code, data)
-	}
-	if out != nil && len(data) > 0 {
-		if err := json.Unmarshal(data, out); err != nil {
-			l.t.Fatalf("%s %s: decode %s: %v", method, path, data, err)
-		}
-	}
+	ferrotest.Must(l.t, l.srv.URL, method, path, body, out)
 }
 
 func (l *lab) do(method, path string, body any) (int, []byte) {
 	l.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			l.t.Fatal(err)
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, l.srv.URL+path, r)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	req.Header.Set("X-OpenStack-Ironic-API-Version", "latest")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		l.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		l.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return resp.StatusCode, data
+	return ferrotest.Call(l.t, l.srv.URL, method, path, body)
 }
 
 // nodeSpec describes a fake-hardware node to enrol.

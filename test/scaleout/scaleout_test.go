@@ -5,9 +5,6 @@
 package scaleout_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -36,47 +33,9 @@ func conductor(t *testing.T, dsn, host string, env ...string) *ferrotest.Server 
 	}, env...)...))
 }
 
-// call sends a request at the latest microversion and decodes a 2xx answer
-// into out (when not nil); it returns the status and the body.
-func call(t *testing.T, base, method, path string, in, out any) (int, []byte) {
-	t.Helper()
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, base+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-OpenStack-Ironic-API-Version", "latest")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != nil && resp.StatusCode/100 == 2 {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s %s: %v in %s", method, path, err, b)
-		}
-	}
-	return resp.StatusCode, b
-}
-
-// must is call for requests that must succeed.
 func must(t *testing.T, base, method, path string, in, out any) {
 	t.Helper()
-	if code, b := call(t, base, method, path, in, out); code/100 != 2 {
-		t.Fatalf("%s %s: HTTP %d %s", method, path, code, b)
-	}
+	ferrotest.Must(t, base, method, path, in, out)
 }
 
 type node struct {
@@ -125,7 +84,7 @@ func createNode(t *testing.T, base string, body map[string]any) string {
 
 func provision(t *testing.T, base, id, verb string) (int, []byte) {
 	t.Helper()
-	return call(t, base, http.MethodPut, "/v1/nodes/"+id+"/states/provision", map[string]any{"target": verb}, nil)
+	return ferrotest.Call(t, base, http.MethodPut, "/v1/nodes/"+id+"/states/provision", map[string]any{"target": verb})
 }
 
 // Both processes see one fleet: what one creates the other lists, either
@@ -206,7 +165,11 @@ func TestScaleOut_TwoConductorsShareNodesAndLocks(t *testing.T) {
 	for i := range racers {
 		wg.Go(func() {
 			start.Wait()
-			codes[i], _ = provision(t, servers[i%2].URL, id, "manage")
+			var err error
+			codes[i], _, err = ferrotest.Send(servers[i%2].URL, http.MethodPut, "/v1/nodes/"+id+"/states/provision", map[string]any{"target": "manage"})
+			if err != nil {
+				t.Error(err)
+			}
 		})
 	}
 	start.Done()

@@ -181,8 +181,13 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	if err != nil {
 		return err
 	}
-	cond = conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log})
-	if has(roleConductor) {
+	// The api role takes node locks and runs the work of its requests
+	// itself (there is no RPC between roles), so a process with it starts a
+	// conductor too: without the conductor role, an api-only one that only
+	// heart-beats (conductor.Options.APIOnly).
+	runsConductor := has(roleConductor) || has(roleAPI)
+	cond = conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log, APIOnly: !has(roleConductor)})
+	if runsConductor {
 		if err := cond.Start(ctx); err != nil {
 			return err
 		}
@@ -226,7 +231,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		}
 	}
 	bgCancel()
-	if has(roleConductor) {
+	if runsConductor {
 		if err := cond.Stop(sctx); err != nil {
 			errs = append(errs, err)
 		}

@@ -30,7 +30,17 @@ type Options struct {
 	Log      *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// APIOnly is for a process with the api role but not the conductor
+	// role. With no RPC between roles it runs the work of the requests it
+	// takes itself, so it registers and heart-beats, and other conductors
+	// leave its locks alone; but it runs no periodic task and takes no part
+	// in the hash ring. It holds locks as "<[DEFAULT]host>-api", so that a
+	// conductor process on the same host never releases them as its own.
+	APIOnly bool
 }
+
+// apiHostSuffix ends the lock holder name of an api-only process.
+const apiHostSuffix = "-api"
 
 // Conductor is one conductor process's view of the work.
 type Conductor struct {
@@ -40,6 +50,8 @@ type Conductor struct {
 	log   *slog.Logger
 	now   func() time.Time
 	host  string
+	// apiOnly: see Options.APIOnly.
+	apiOnly bool
 
 	// workers bounds the tasks running in the background.
 	workers chan struct{}
@@ -74,18 +86,23 @@ func New(o Options) *Conductor {
 		log = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	host := o.Config.Default.Host
+	if o.APIOnly {
+		host += apiHostSuffix
+	}
 	return &Conductor{
 		store:      o.Store,
 		reg:        o.Registry,
 		cfg:        o.Config,
 		log:        log.With("component", "conductor"),
 		now:        now,
-		host:       o.Config.Default.Host,
+		host:       host,
+		apiOnly:    o.APIOnly,
 		workers:    make(chan struct{}, o.Config.Conductor.WorkersPoolSize),
 		workCtx:    ctx,
 		cancelWork: cancel,
 		locked:     map[string]bool{},
-		ring:       newRing(o.Config.Default.Host),
+		ring:       newRing(host),
 	}
 }
 
@@ -103,7 +120,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 	}
 	if err := c.store.RegisterConductor(ctx, &store.Conductor{
 		Hostname: c.host, Group: c.cfg.Conductor.ConductorGroup, Online: true,
-		Drivers: c.reg.HardwareTypeNames(),
+		Drivers: c.reg.HardwareTypeNames(), APIOnly: c.apiOnly,
 	}); err != nil {
 		return fmt.Errorf("register conductor %s: %w", c.host, err)
 	}
@@ -114,7 +131,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 	c.stopPeriodic = cancel
 	c.periodicDone = make(chan struct{})
 	go c.runPeriodic(pctx)
-	c.log.Info("conductor started", "host", c.host, "workers", cap(c.workers))
+	c.log.Info("conductor started", "host", c.host, "workers", cap(c.workers), "api_only", c.apiOnly)
 	return nil
 }
 

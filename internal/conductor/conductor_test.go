@@ -503,3 +503,40 @@ func TestTask_LastStateAndLockReleaseAreOneWrite(t *testing.T) {
 		r.waitState(t, n.UUID, s.want)
 	}
 }
+
+// An api-only process holds locks while it runs its requests' work: its
+// locks are a live holder's, but it owns no node in the hash ring.
+func TestAPIOnly_LocksKeptAndNoShareOfTheRing(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	api := New(Options{Store: r.store, Registry: r.c.reg, Config: r.cfg, APIOnly: true,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock})
+	if err := api.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := api.Stop(ctx); err != nil {
+			t.Errorf("stop the api-only conductor: %v", err)
+		}
+	})
+	if api.Host() != "c1-api" {
+		t.Errorf("api-only holder name %q, want c1-api", api.Host())
+	}
+	n := r.node(t, states.Inspecting, nil)
+	if _, err := api.lockNode(ctx, n.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.c.refreshRing(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.c.TakeOverOrphans(ctx)
+	if got, _ := r.store.GetNode(ctx, n.UUID); got.Reservation != "c1-api" || got.ProvisionState != states.Inspecting {
+		t.Errorf("the api-only process's node: %q reserved by %q, want inspecting and c1-api", got.ProvisionState, got.Reservation)
+	}
+	for range 64 {
+		if id := uuid.NewString(); !r.c.owns(id, "") {
+			t.Fatalf("node %s is not the conductor's: the api-only process took a share of the ring", id)
+		}
+	}
+	api.releaseNode(n.UUID)
+}

@@ -24,8 +24,11 @@ func (c *Conductor) runPeriodic(ctx context.Context) {
 		return time.NewTicker(time.Duration(seconds) * time.Second)
 	}
 	heartbeat := every(c.cfg.Conductor.HeartbeatInterval)
-	status := every(c.cfg.Inspector.StatusCheckPeriod)
-	timeouts := every(c.cfg.Conductor.CheckProvisionStateInterval)
+	var status, timeouts *time.Ticker
+	if !c.apiOnly {
+		status = every(c.cfg.Inspector.StatusCheckPeriod)
+		timeouts = every(c.cfg.Conductor.CheckProvisionStateInterval)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -38,6 +41,9 @@ func (c *Conductor) runPeriodic(ctx context.Context) {
 		case <-tick(heartbeat):
 			if err := c.store.HeartbeatConductor(ctx, c.host); err != nil && ctx.Err() == nil {
 				c.log.Error("heartbeat failed", "error", err)
+			}
+			if c.apiOnly {
+				continue
 			}
 			if err := c.refreshRing(ctx); err != nil && ctx.Err() == nil {
 				c.log.Error("hash ring refresh failed", "error", err)

@@ -54,7 +54,7 @@ func (c *Conductor) refreshRing(ctx context.Context) error {
 	}
 	hosts := []string{c.host}
 	for _, cd := range cs {
-		if cd.Hostname != c.host && cd.Group == c.cfg.Conductor.ConductorGroup {
+		if cd.Hostname != c.host && cd.Group == c.cfg.Conductor.ConductorGroup && !cd.APIOnly {
 			hosts = append(hosts, cd.Hostname)
 		}
 	}

@@ -169,10 +169,14 @@ type AllocationFilter struct {
 
 // Conductor is one running ferro conductor.
 type Conductor struct {
-	Hostname      string
-	Group         string
-	Online        bool
-	Drivers       []string
+	Hostname string
+	Group    string
+	Online   bool
+	Drivers  []string
+	// APIOnly marks a process with the api role but not the conductor
+	// role: it holds node locks for the requests it runs, but runs no
+	// periodic work, so it is not in the hash ring nor a conductor to the API.
+	APIOnly       bool
 	CreatedAt     time.Time
 	LastHeartbeat time.Time
 }

@@ -190,14 +190,11 @@ func TestScaleOut_TwoConductorsShareNodesAndLocks(t *testing.T) {
 	waitNode(t, b.URL, id, "manageable", 10*time.Second)
 }
 
-// A conductor killed in the middle of starting an inspection leaves its
-// node locked in inspecting. The surviving conductor sees it stop
-// heart-beating, takes its nodes over, releases the lock and fails the
-// node with a last_error naming the dead conductor — as Ironic does.
-func TestScaleOut_SurvivorTakesOverTheNodesOfAKilledConductor(t *testing.T) {
-	dsn := pgtest.Start(t)
-	// The deploy kernel's server answers only when the test ends, so the
-	// inspection's ramdisk preparation is under way when conductor-a dies.
+// slowInspection starts an inspection of a new node through srv that stays
+// in inspecting, locked, until the test ends: the deploy kernel's server
+// answers only then, so the ramdisk preparation is under way meanwhile.
+func slowInspection(t *testing.T, srv *ferrotest.Server) string {
+	t.Helper()
 	var fetches atomic.Int32
 	release := make(chan struct{})
 	images := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -210,43 +207,99 @@ func TestScaleOut_SurvivorTakesOverTheNodesOfAKilledConductor(t *testing.T) {
 	}))
 	t.Cleanup(images.Close)
 	t.Cleanup(func() { close(release) })
-	env := []string{"FERRO_INSPECTOR_ALLOW_LOOPBACK_CALLBACK=true", "FERRO_INSPECTOR_INTROSPECTION_DELAY=0"}
-	a := conductor(t, dsn, "conductor-a", env...)
-	b := conductor(t, dsn, "conductor-b", env...)
-
-	id := createNode(t, a.URL, map[string]any{
+	id := createNode(t, srv.URL, map[string]any{
 		"driver": "fake-hardware", "boot_interface": "pxe", "network_interface": "noop", "inspect_interface": "inspector",
 		"driver_info": map[string]any{"deploy_kernel": images.URL + "/ipa.kernel", "deploy_ramdisk": images.URL + "/ipa.initramfs"},
 	})
-	must(t, a.URL, http.MethodPost, "/v1/ports", map[string]any{"node_uuid": id, "address": "52:54:00:5c:a1:e0", "pxe_enabled": true}, nil)
-	if code, body := provision(t, a.URL, id, "manage"); code != http.StatusAccepted {
+	must(t, srv.URL, http.MethodPost, "/v1/ports", map[string]any{"node_uuid": id, "address": "52:54:00:5c:a1:e0", "pxe_enabled": true}, nil)
+	if code, body := provision(t, srv.URL, id, "manage"); code != http.StatusAccepted {
 		t.Fatalf("manage: HTTP %d %s", code, body)
 	}
-	waitNode(t, a.URL, id, "manageable", 10*time.Second)
-	if code, body := provision(t, a.URL, id, "inspect"); code != http.StatusAccepted {
+	waitNode(t, srv.URL, id, "manageable", 10*time.Second)
+	if code, body := provision(t, srv.URL, id, "inspect"); code != http.StatusAccepted {
 		t.Fatalf("inspect: HTTP %d %s", code, body)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for fetches.Load() == 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("conductor-a never fetched the deploy kernel")
+			t.Fatal("the deploy kernel was never fetched")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	var n node
-	must(t, b.URL, http.MethodGet, "/v1/nodes/"+id, nil, &n)
-	if n.ProvisionState != "inspecting" || deref(n.Reservation) != "conductor-a" {
-		t.Fatalf("while preparing: node %q reserved by %s, want inspecting and conductor-a", n.ProvisionState, deref(n.Reservation))
-	}
+	return id
+}
 
-	a.Kill(t) // SIGKILL: no graceful stop, no unregistering, the lock stays
-	got := waitNode(t, b.URL, id, "inspect failed", 20*time.Second)
-	if le := deref(got.LastError); !strings.Contains(le, "conductor-a") || !strings.Contains(le, "inspecting") {
-		t.Errorf("last_error = %q, want it to name the dead conductor and the state", le)
+// checkHeld fails t unless the node is in inspecting, locked by holder.
+func checkHeld(t *testing.T, base, id, holder string) {
+	t.Helper()
+	var n node
+	must(t, base, http.MethodGet, "/v1/nodes/"+id, nil, &n)
+	if n.ProvisionState != "inspecting" || deref(n.Reservation) != holder {
+		t.Fatalf("node %q reserved by %s (last_error %s), want inspecting and %s", n.ProvisionState, deref(n.Reservation), deref(n.LastError), holder)
 	}
-	// The survivor can run the node again.
-	if code, body := provision(t, b.URL, id, "manage"); code != http.StatusAccepted {
+}
+
+// checkTakenOver waits until the survivor failed the node the dead holder
+// left, and runs it again.
+func checkTakenOver(t *testing.T, survivor *ferrotest.Server, id, dead string) {
+	t.Helper()
+	got := waitNode(t, survivor.URL, id, "inspect failed", 20*time.Second)
+	if le := deref(got.LastError); !strings.Contains(le, dead) || !strings.Contains(le, "inspecting") {
+		t.Errorf("last_error = %q, want it to name the dead %s and the state", le, dead)
+	}
+	if code, body := provision(t, survivor.URL, id, "manage"); code != http.StatusAccepted {
 		t.Fatalf("manage after take-over: HTTP %d %s", code, body)
 	}
-	waitNode(t, b.URL, id, "manageable", 10*time.Second)
+	waitNode(t, survivor.URL, id, "manageable", 10*time.Second)
+}
+
+var inspectorEnv = []string{"FERRO_INSPECTOR_ALLOW_LOOPBACK_CALLBACK=true", "FERRO_INSPECTOR_INTROSPECTION_DELAY=0"}
+
+// A conductor killed in the middle of starting an inspection leaves its
+// node locked in inspecting. The surviving conductor sees it stop
+// heart-beating, takes its nodes over, releases the lock and fails the
+// node with a last_error naming the dead conductor — as Ironic does.
+func TestScaleOut_SurvivorTakesOverTheNodesOfAKilledConductor(t *testing.T) {
+	dsn := pgtest.Start(t)
+	a := conductor(t, dsn, "conductor-a", inspectorEnv...)
+	b := conductor(t, dsn, "conductor-b", inspectorEnv...)
+	id := slowInspection(t, a)
+	checkHeld(t, b.URL, id, "conductor-a")
+	a.Kill(t) // SIGKILL: no graceful stop, no unregistering, the lock stays
+	checkTakenOver(t, b, id, "conductor-a")
+}
+
+// A process with the api role but not the conductor role runs the work of
+// its requests itself (there is no RPC between roles). It heart-beats, so
+// a conductor leaves its locks alone however long its work takes, but it
+// is no conductor: not listed, not in the hash ring. Killed, its nodes are
+// taken over too.
+func TestScaleOut_APIOnlyProcessKeepsItsLocksUntilItDies(t *testing.T) {
+	dsn := pgtest.Start(t)
+	b := conductor(t, dsn, "conductor-b", inspectorEnv...)
+	api := ferrotest.Start(t, ferrotest.WithRole("api,inspector"), ferrotest.WithDataDir(t.TempDir()), ferrotest.WithEnv(append([]string{
+		"FERRO_DATABASE_CONNECTION=" + dsn,
+		"FERRO_DEFAULT_HOST=conductor-b", // the same host as the conductor: its locks are its own
+		"FERRO_CONDUCTOR_HEARTBEAT_INTERVAL=1",
+		"FERRO_CONDUCTOR_HEARTBEAT_TIMEOUT=3",
+	}, inspectorEnv...)...))
+	id := slowInspection(t, api)
+	checkHeld(t, b.URL, id, "conductor-b-api")
+	// Twice the heartbeat timeout: a conductor that took the api process
+	// for dead would have released the lock by now.
+	time.Sleep(6 * time.Second)
+	checkHeld(t, b.URL, id, "conductor-b-api")
+	for _, srv := range []*ferrotest.Server{b, api} {
+		var out struct {
+			Conductors []struct {
+				Hostname string `json:"hostname"`
+			} `json:"conductors"`
+		}
+		must(t, srv.URL, http.MethodGet, "/v1/conductors", nil, &out)
+		if len(out.Conductors) != 1 || out.Conductors[0].Hostname != "conductor-b" {
+			t.Errorf("%s lists conductors %+v, want conductor-b alone", srv.URL, out.Conductors)
+		}
+	}
+	api.Kill(t)
+	checkTakenOver(t, b, id, "conductor-b-api")
 }

@@ -41,6 +41,9 @@ func (s *server) conductorSnapshot() *conductorSnapshot {
 		timeout = 60 * time.Second
 	}
 	for _, cd := range cs {
+		if cd.APIOnly {
+			continue // an api-only process holds locks but is no conductor
+		}
 		c.all = append(c.all, cd)
 		if cd.Online && now.Sub(cd.LastHeartbeat) < timeout {
 			c.alive[cd.Hostname] = true

@@ -25,12 +25,12 @@ func (db *DB) RegisterConductor(ctx context.Context, c *store.Conductor) error {
 	if err != nil {
 		return fmt.Errorf("register conductor %s: %w", c.Hostname, err)
 	}
-	err = db.writeRow(ctx, `INSERT INTO conductors (hostname, conductor_group, online, drivers, created_at, last_heartbeat)
-VALUES ($1, $2, TRUE, $3, $4, $5)
+	err = db.writeRow(ctx, `INSERT INTO conductors (hostname, conductor_group, online, drivers, created_at, last_heartbeat, api_only)
+VALUES ($1, $2, TRUE, $3, $4, $5, $6)
 ON CONFLICT (hostname) DO UPDATE SET conductor_group = excluded.conductor_group, online = TRUE,
-	drivers = excluded.drivers, last_heartbeat = excluded.last_heartbeat
+	drivers = excluded.drivers, last_heartbeat = excluded.last_heartbeat, api_only = excluded.api_only
 RETURNING created_at`,
-		c.Hostname, c.Group, string(drivers), db.d.timeArg(normTime(c.CreatedAt)), db.d.timeArg(now),
+		c.Hostname, c.Group, string(drivers), db.d.timeArg(normTime(c.CreatedAt)), db.d.timeArg(now), c.APIOnly,
 	).Scan(timeScanner{&c.CreatedAt})
 	if err != nil {
 		return fmt.Errorf("register conductor %s: %w", c.Hostname, err)
@@ -63,7 +63,7 @@ func (db *DB) UnregisterConductor(ctx context.Context, hostname string) error {
 // ListConductors returns the online conductors whose last heartbeat is at
 // or after aliveSince, by hostname.
 func (db *DB) ListConductors(ctx context.Context, aliveSince time.Time) ([]*store.Conductor, error) {
-	rows, err := db.query(ctx, `SELECT hostname, conductor_group, online, drivers, created_at, last_heartbeat
+	rows, err := db.query(ctx, `SELECT hostname, conductor_group, online, drivers, created_at, last_heartbeat, api_only
 FROM conductors WHERE online = TRUE AND last_heartbeat >= $1 ORDER BY hostname`,
 		db.d.timeArg(normTime(aliveSince)))
 	if err != nil {
@@ -73,7 +73,7 @@ FROM conductors WHERE online = TRUE AND last_heartbeat >= $1 ORDER BY hostname`,
 		c := new(store.Conductor)
 		var drivers []byte
 		if err := rows.Scan(&c.Hostname, &c.Group, &c.Online, &drivers,
-			timeScanner{&c.CreatedAt}, timeScanner{&c.LastHeartbeat}); err != nil {
+			timeScanner{&c.CreatedAt}, timeScanner{&c.LastHeartbeat}, &c.APIOnly); err != nil {
 			return nil, err
 		}
 		return c, json.Unmarshal(drivers, &c.Drivers)

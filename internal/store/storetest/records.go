@@ -225,7 +225,7 @@ func testConductors(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	start := time.Now().Add(-time.Second)
 	c1 := &store.Conductor{Hostname: "c1", Group: "west", Drivers: []string{"ipmi", "redfish"}}
-	c2 := &store.Conductor{Hostname: "c2"}
+	c2 := &store.Conductor{Hostname: "c2", APIOnly: true}
 	for _, c := range []*store.Conductor{c2, c1} {
 		if err := s.RegisterConductor(ctx, c); err != nil {
 			t.Fatal(err)
@@ -279,7 +279,7 @@ func testConductors(t *testing.T, s store.Store) {
 		t.Errorf("re-registered conductor created at %v, want the first registration %v", again.CreatedAt, c1.CreatedAt)
 	}
 	got, err = s.ListConductors(ctx, start)
-	if err != nil || len(got) != 2 || got[0].Group != "east" {
+	if err != nil || len(got) != 2 || got[0].Group != "east" || got[0].APIOnly || !got[1].APIOnly {
 		t.Errorf("after registering c1 again: %+v, %v", got, err)
 	}
 }

@@ -118,6 +118,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 	if err := c.recover(ctx); err != nil {
 		return fmt.Errorf("recover nodes of %s: %w", c.host, err)
 	}
+	c.sweepBootFiles(ctx)
 	if err := c.store.RegisterConductor(ctx, &store.Conductor{
 		Hostname: c.host, Group: c.cfg.Conductor.ConductorGroup, Online: true,
 		Drivers: c.reg.HardwareTypeNames(), APIOnly: c.apiOnly,
@@ -175,6 +176,35 @@ func (c *Conductor) recover(ctx context.Context) error {
 		c.log.Info("released stale reservations", "count", released)
 	}
 	return nil
+}
+
+// sweepBootFiles removes the boot files of nodes that are not being
+// inspected (or no longer exist): a conductor that died mid-inspection left
+// them on its disk when another took its nodes over, and a stale per-MAC
+// entry would boot the node into the inspection ramdisk later. Failures are
+// logged; they do not stop the conductor.
+func (c *Conductor) sweepBootFiles(ctx context.Context) {
+	keep := func(ctx context.Context, nodeUUID string) bool {
+		n, err := c.store.GetNode(ctx, nodeUUID)
+		if errors.Is(err, store.ErrNotFound) {
+			return false
+		}
+		// When in doubt, keep.
+		return err != nil || n.ProvisionState == states.Inspecting || n.ProvisionState == states.InspectWait
+	}
+	for _, b := range c.reg.BootInterfaces() {
+		s, ok := b.(driver.BootFileSweeper)
+		if !ok {
+			continue
+		}
+		swept, err := s.SweepBootFiles(ctx, keep)
+		if len(swept) > 0 {
+			c.log.Warn("removed boot files left by inspections that ended elsewhere", "nodes", swept)
+		}
+		if err != nil {
+			c.log.Error("cannot sweep boot files", "error", err)
+		}
+	}
 }
 
 // Stop stops taking work, waits for running tasks until ctx is done (then

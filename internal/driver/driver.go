@@ -107,6 +107,13 @@ type Boot interface {
 	CleanUpRamdisk(ctx context.Context, t *Task) error
 }
 
+// BootFileSweeper is a boot interface that keeps files per node on the
+// conductor's disk. SweepBootFiles removes those of every node keep
+// rejects and returns the nodes it cleaned; a conductor calls it at start.
+type BootFileSweeper interface {
+	SweepBootFiles(ctx context.Context, keep func(ctx context.Context, nodeUUID string) bool) ([]string, error)
+}
+
 // Network moves a node's ports between networks.
 type Network interface {
 	Validate(ctx context.Context, t *Task) error

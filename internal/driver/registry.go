@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 )
@@ -102,6 +103,16 @@ func (r *Registry) RegisterManagement(name string, m Management) { r.management[
 
 // RegisterBoot adds a boot implementation.
 func (r *Registry) RegisterBoot(name string, b Boot) { r.boot[name] = b }
+
+// BootInterfaces returns the registered boot implementations, by name.
+func (r *Registry) BootInterfaces() []Boot {
+	names := slices.Sorted(maps.Keys(r.boot))
+	out := make([]Boot, len(names))
+	for i, name := range names {
+		out[i] = r.boot[name]
+	}
+	return out
+}
 
 // RegisterNetwork adds a network implementation.
 func (r *Registry) RegisterNetwork(name string, n Network) { r.network[name] = n }

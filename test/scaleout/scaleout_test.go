@@ -1,13 +1,15 @@
-// Package scaleout runs ferro as it scales out: two `ferro serve`
-// processes, each with every role, on one PostgreSQL database that the
-// test harness starts itself. They share nodes and locks, and one takes
-// over the nodes of the other when it dies.
+// Package scaleout runs ferro as it scales out: several `ferro serve`
+// processes on one PostgreSQL database that the test harness starts
+// itself. They share nodes and locks; one takes over the nodes of another
+// that dies, and a conductor that comes back cleans up after itself.
 package scaleout_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 	"github.com/ferrometal/ferro/internal/testing/pgtest"
+	"github.com/ferrometal/ferro/test/inspection"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -302,4 +305,76 @@ func TestScaleOut_APIOnlyProcessKeepsItsLocksUntilItDies(t *testing.T) {
 	}
 	api.Kill(t)
 	checkTakenOver(t, b, id, "conductor-b-api")
+}
+
+// A conductor that dies after preparing an inspection leaves its boot
+// files on its own disk; the survivor finishes the inspection when the
+// report comes and tears down what it can reach. When the dead conductor
+// comes back it removes those files before taking work, so the node's
+// per-MAC entry cannot boot it into the inspection ramdisk again.
+func TestScaleOut_RestartedConductorSweepsBootFilesOfInspectionsEndedElsewhere(t *testing.T) {
+	dsn := pgtest.Start(t)
+	images := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("IMAGE " + r.URL.Path))
+	}))
+	t.Cleanup(images.Close)
+	dirA := t.TempDir()
+	startA := func() *ferrotest.Server {
+		return ferrotest.Start(t, ferrotest.WithDataDir(dirA), ferrotest.WithEnv(append([]string{
+			"FERRO_DATABASE_CONNECTION=" + dsn,
+			"FERRO_DEFAULT_HOST=conductor-a",
+			"FERRO_CONDUCTOR_HEARTBEAT_INTERVAL=1",
+			"FERRO_CONDUCTOR_HEARTBEAT_TIMEOUT=3",
+		}, inspectorEnv...)...))
+	}
+	a := startA()
+	b := conductor(t, dsn, "conductor-b", inspectorEnv...)
+
+	const mac = "52:54:00:5c:a1:e1"
+	id := createNode(t, a.URL, map[string]any{
+		"driver": "fake-hardware", "boot_interface": "pxe", "network_interface": "noop", "inspect_interface": "inspector",
+		"driver_info": map[string]any{"deploy_kernel": images.URL + "/ipa.kernel", "deploy_ramdisk": images.URL + "/ipa.initramfs"},
+	})
+	must(t, a.URL, http.MethodPost, "/v1/ports", map[string]any{"node_uuid": id, "address": mac, "pxe_enabled": true}, nil)
+	if code, body := provision(t, a.URL, id, "manage"); code != http.StatusAccepted {
+		t.Fatalf("manage: HTTP %d %s", code, body)
+	}
+	waitNode(t, a.URL, id, "manageable", 10*time.Second)
+	if code, body := provision(t, a.URL, id, "inspect"); code != http.StatusAccepted {
+		t.Fatalf("inspect: HTTP %d %s", code, body)
+	}
+	waitNode(t, b.URL, id, "inspect wait", 10*time.Second)
+	tftpA := filepath.Join(dirA, "tftpboot")
+	bc, err := inspection.ReadBootConfig("pxe", tftpA, mac)
+	if err != nil {
+		t.Fatalf("conductor-a's boot entry for %s: %v", mac, err)
+	}
+	a.Kill(t)
+
+	// The agent's report reaches the survivor (behind a load balancer, the
+	// callback URL would lead there).
+	report, err := inspection.Report(mac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body, err := inspection.Post(context.Background(), http.DefaultClient, b.URL+"/v1/continue", bc.Token, report); err != nil || code != http.StatusOK {
+		t.Fatalf("report to conductor-b: HTTP %d %s %v", code, body, err)
+	}
+	waitNode(t, b.URL, id, "manageable", 20*time.Second)
+	entry := inspection.MACEntry("pxe", tftpA, mac)
+	if !exists(entry) {
+		t.Fatal("conductor-a's boot entry is already gone: the test shows nothing")
+	}
+
+	startA()
+	for _, p := range []string{entry, filepath.Join(tftpA, id)} {
+		if exists(p) {
+			t.Errorf("%s left behind after conductor-a restarted", p)
+		}
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	stdsql "database/sql"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,9 @@ const (
 	// checkpointRestartFrames is the WAL length (4 KiB pages) from which the
 	// writer catches up: SQLite's own autocheckpoint size.
 	checkpointRestartFrames = 1000
+	// checkpointCatchUpWait bounds how long the writer's catch-up waits for
+	// readers, and so how long it can hold writes up.
+	checkpointCatchUpWait = 100 * time.Millisecond
 )
 
 // checkpointer runs the WAL checkpoints of one SQLite database on a
@@ -87,8 +91,20 @@ func (c *checkpointer) loop() {
 // writerIdle is called by the writer between two groups of writes, on
 // the write connection (one connection, not in a transaction).
 func (c *checkpointer) writerIdle(conn *stdsql.DB) {
-	if c.catchUp.Swap(false) {
-		c.checkpoint(conn, "RESTART")
+	if !c.catchUp.Swap(false) {
+		return
+	}
+	// Every write waits while the RESTART waits for readers: bound that
+	// wait. A reader that holds its snapshot longer (a stuck client) makes
+	// the catch-up give up, and the next one tries again.
+	ctx := context.Background()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", checkpointCatchUpWait.Milliseconds())); err != nil {
+		c.log.Warn("SQLite WAL catch-up skipped", "error", err)
+		return
+	}
+	c.checkpoint(conn, "RESTART")
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", sqliteBusyTimeout.Milliseconds())); err != nil {
+		c.log.Error("cannot restore the SQLite busy timeout of the write connection", "error", err)
 	}
 }
 

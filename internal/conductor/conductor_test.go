@@ -540,3 +540,38 @@ func TestAPIOnly_LocksKeptAndNoShareOfTheRing(t *testing.T) {
 	}
 	api.releaseNode(n.UUID)
 }
+
+// The lock fences every write: a task whose lock was taken over while it
+// worked (its conductor stalled past the heartbeat timeout) cannot
+// overwrite what the new holder did.
+func TestLock_TaskWhoseLockWasTakenOverWritesNothing(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	n := r.node(t, states.Manageable, map[string]string{"power": "blocking"})
+	if err := r.c.ChangePowerState(ctx, n.UUID, baremetal.PowerOn, 0); err != nil {
+		t.Fatal(err)
+	}
+	// The power task now waits in SetPowerState, holding the lock as c1.
+	// Another conductor takes the node over and changes it.
+	if err := r.store.ReleaseNode(ctx, n.UUID, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := r.store.ReserveNode(ctx, n.UUID, "c2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Maintenance, other.MaintenanceReason = true, "taken over"
+	if err := r.store.UpdateNode(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	close(r.block.release)
+	r.c.running.Wait() // the power task ends, its save refused
+	got, err := r.store.GetNode(ctx, n.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Reservation != "c2" || !got.Maintenance || got.MaintenanceReason != "taken over" || got.TargetPowerState != baremetal.PowerOn {
+		t.Errorf("after the stale task: reservation %q, maintenance %v %q, target power %q; want c2's node untouched",
+			got.Reservation, got.Maintenance, got.MaintenanceReason, got.TargetPowerState)
+	}
+}

@@ -36,7 +36,10 @@ type Store interface {
 	GetNode(ctx context.Context, ident string) (*baremetal.Node, error)
 	ListNodes(ctx context.Context, f NodeFilter) ([]*baremetal.Node, error)
 	// UpdateNode writes every field but Reservation and CreatedAt, and sets
-	// UpdatedAt. ErrNotFound if the node is gone.
+	// UpdatedAt, only while the node's reservation is still n.Reservation
+	// (the lock its caller holds, or none): a conductor whose lock was
+	// taken over cannot overwrite the node. ErrNodeLocked if the
+	// reservation changed, ErrNotFound if the node is gone.
 	UpdateNode(ctx context.Context, n *baremetal.Node) error
 	// DeleteNode deletes the node with its ports, portgroups, history and inventory.
 	DeleteNode(ctx context.Context, uuid string) error

@@ -184,7 +184,9 @@ func (db *DB) ListNodes(ctx context.Context, f store.NodeFilter) ([]*baremetal.N
 }
 
 // UpdateNode writes every field of n but Reservation and CreatedAt, and
-// sets n.UpdatedAt. On return n.Reservation and n.CreatedAt are the stored ones.
+// sets n.UpdatedAt, if the node's reservation is n.Reservation: the lock
+// is the fencing token of every write. On return n.Reservation and
+// n.CreatedAt are the stored ones.
 func (db *DB) UpdateNode(ctx context.Context, n *baremetal.Node) error {
 	now := db.stamp()
 	n.UpdatedAt = &now
@@ -197,14 +199,24 @@ func (db *DB) UpdateNode(ctx context.Context, n *baremetal.Node) error {
 	err = db.writeRow(ctx, `UPDATE nodes SET name = $2, provision_state = $3, driver = $4,
 	maintenance = $5, instance_uuid = $6, resource_class = $7, conductor_group = $8, fault = $9,
 	owner = $10, lessee = $11, retired = $12, shard = $13, updated_at = $14, body = $15
-WHERE uuid = $1
+WHERE uuid = $1 AND reservation IS NOT DISTINCT FROM $16
 RETURNING reservation, created_at`,
 		n.UUID, nullString(n.Name), n.ProvisionState, n.Driver,
 		n.Maintenance, nullString(n.InstanceUUID), n.ResourceClass, n.ConductorGroup, n.Fault,
-		n.Owner, n.Lessee, n.Retired, n.Shard, db.d.timeArg(now), body,
+		n.Owner, n.Lessee, n.Retired, n.Shard, db.d.timeArg(now), body, nullString(n.Reservation),
 	).Scan(&reservation, timeScanner{&n.CreatedAt})
 	if errors.Is(err, stdsql.ErrNoRows) {
-		return notFound("node %s could not be found", n.UUID)
+		var current stdsql.NullString
+		switch err := db.queryRow(ctx, "SELECT reservation FROM nodes WHERE uuid = $1", n.UUID).Scan(&current); {
+		case errors.Is(err, stdsql.ErrNoRows):
+			return notFound("node %s could not be found", n.UUID)
+		case err != nil:
+			return fmt.Errorf("update node %s: %w", n.UUID, err)
+		case current.Valid:
+			return locked(n.UUID, current.String)
+		default:
+			return fmt.Errorf("update node %s: %w: its lock held by %s was released meanwhile", n.UUID, store.ErrNodeLocked, n.Reservation)
+		}
 	}
 	if err != nil {
 		return db.writeError(err, "node", nodeValues(n), "")

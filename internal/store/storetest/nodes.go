@@ -22,6 +22,7 @@ var nodeTests = []test{
 	{"UniqueUUIDNameInstanceUUID", testNodeConflicts},
 	{"UnknownNodeIsNotFound", testNodeNotFound},
 	{"UpdateKeepsCreatedAtAndReservation", testNodeUpdate},
+	{"UpdateFencedByReservation", testNodeUpdateFencedByReservation},
 	{"GetPrefersUUIDOverName", testNodeGetPrefersUUID},
 	{"DeleteCascades", testNodeDeleteCascades},
 	{"ListFilters", testNodeListFilters},
@@ -213,6 +214,42 @@ func testNodeNotFound(t *testing.T, s store.Store) {
 	wantErr(t, s.DeleteNode(ctx, id), store.ErrNotFound, id)
 }
 
+// UpdateNode writes only for the holder of the node's lock as the caller
+// read it: a conductor whose lock was taken over, or released, or a
+// writer without the lock, changes nothing.
+func testNodeUpdateFencedByReservation(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	n := createNode(t, s, newNode("fenced"))
+	stale := *n // read with no lock
+	held, err := s.ReserveNode(ctx, n.UUID, "conductor-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.ProvisionState = "manageable"
+	wantErr(t, s.UpdateNode(ctx, &stale), store.ErrNodeLocked, "conductor-1")
+	// The lock is taken over: released and taken by another conductor.
+	if err := s.ReleaseNode(ctx, n.UUID, "conductor-1"); err != nil {
+		t.Fatal(err)
+	}
+	wasHeld := *held
+	wasHeld.ProvisionState = "inspect failed"
+	wantErr(t, s.UpdateNode(ctx, &wasHeld), store.ErrNodeLocked, "released")
+	if _, err := s.ReserveNode(ctx, n.UUID, "conductor-2"); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, s.UpdateNode(ctx, &wasHeld), store.ErrNodeLocked, "conductor-2")
+	got, err := s.GetNode(ctx, n.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ProvisionState != n.ProvisionState || got.Reservation != "conductor-2" {
+		t.Errorf("after fenced updates: %q reserved by %q, want %q reserved by conductor-2", got.ProvisionState, got.Reservation, n.ProvisionState)
+	}
+	ghost := *n
+	ghost.UUID = uuid.NewString()
+	wantErr(t, s.UpdateNode(ctx, &ghost), store.ErrNotFound, ghost.UUID)
+}
+
 func testNodeUpdate(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	n := createNode(t, s, newNode("upd"))
@@ -224,7 +261,7 @@ func testNodeUpdate(t *testing.T, s store.Store) {
 	n.Name = "renamed"
 	n.ProvisionState = "manageable"
 	n.Properties = baremetal.JSON{"cpus": json.Number("2")}
-	n.Reservation = ""                         // not written
+	n.Reservation = "conductor-1"              // the lock held: not written, checked
 	n.CreatedAt = created.Add(-72 * time.Hour) // not written
 	n.InstanceUUID = uuid.NewString()
 	if err := s.UpdateNode(ctx, n); err != nil {

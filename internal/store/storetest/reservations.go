@@ -152,7 +152,8 @@ func testConcurrentWriters(t *testing.T, s store.Store) {
 				if err := s.CreatePort(ctx, newPort(n.UUID, fmt.Sprintf("52:54:00:00:01:%02x", i))); err != nil {
 					return err
 				}
-				if _, err := s.ReserveNode(ctx, n.UUID, "h"); err != nil {
+				n, err := s.ReserveNode(ctx, n.UUID, "h")
+				if err != nil {
 					return err
 				}
 				n.ProvisionState = "manageable"

@@ -226,9 +226,6 @@ func (db *DB) InTx(ctx context.Context, fn func(store.Store) error) error {
 		return fmt.Errorf("commit transaction: %w", err)
 	}
 	committed = true
-	if db.ckpt != nil {
-		db.ckpt.poke()
-	}
 	return nil
 }
 

@@ -215,11 +215,11 @@ func inSavepoint(tx *stdsql.Tx, op *writeOp) (err, broken error) {
 	return err, nil
 }
 
-// run runs op's function in tx, or its statement on pool, or in tx when it
-// is set. The statement
-// runs on a context that cannot be cancelled: the writer checked op's
-// context before starting, a write takes microseconds, and a cancellable
-// context costs database/sql and the driver a watching goroutine each.
+// run runs op's function in tx, or its statement in tx when tx is set and
+// on pool otherwise. A statement runs on a context that cannot be
+// cancelled: the writer checked op's context before starting, a write takes
+// microseconds, and a cancellable context costs database/sql and the driver
+// a watching goroutine each.
 func (op *writeOp) run(pool *stdsql.DB, tx *stdsql.Tx) (err error) {
 	if op.fn != nil {
 		defer func() {

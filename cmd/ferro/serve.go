@@ -160,8 +160,10 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		if err != nil {
 			return err
 		}
+		// A process that runs a conductor (api-only too) finishes the nodes
+		// whose reports its inspector took at once, not at a status poll.
 		notify := func(string) {}
-		if has(roleConductor) {
+		if has(roleConductor) || has(roleAPI) {
 			notify = func(uuid string) { cond.NotifyInspectionFinished(uuid) }
 		}
 		insp, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: log, Notify: notify})

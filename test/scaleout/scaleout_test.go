@@ -378,3 +378,51 @@ func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
+
+// An api-only process with the inspector role finishes, at once, the
+// inspections whose reports its inspector takes: nobody waits for the
+// owner's next status poll (60 s by default).
+func TestScaleOut_APIOnlyProcessFinishesTheInspectionsItsInspectorTakes(t *testing.T) {
+	dsn := pgtest.Start(t)
+	images := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("IMAGE " + r.URL.Path))
+	}))
+	t.Cleanup(images.Close)
+	conductor(t, dsn, "conductor-b", inspectorEnv...)
+	dir := t.TempDir()
+	api := ferrotest.Start(t, ferrotest.WithRole("api,inspector"), ferrotest.WithDataDir(dir), ferrotest.WithEnv(append([]string{
+		"FERRO_DATABASE_CONNECTION=" + dsn,
+		"FERRO_DEFAULT_HOST=api-1",
+	}, inspectorEnv...)...))
+
+	const mac = "52:54:00:5c:a1:e2"
+	id := createNode(t, api.URL, map[string]any{
+		"driver": "fake-hardware", "boot_interface": "pxe", "network_interface": "noop", "inspect_interface": "inspector",
+		"driver_info": map[string]any{"deploy_kernel": images.URL + "/ipa.kernel", "deploy_ramdisk": images.URL + "/ipa.initramfs"},
+	})
+	must(t, api.URL, http.MethodPost, "/v1/ports", map[string]any{"node_uuid": id, "address": mac, "pxe_enabled": true}, nil)
+	if code, body := provision(t, api.URL, id, "manage"); code != http.StatusAccepted {
+		t.Fatalf("manage: HTTP %d %s", code, body)
+	}
+	waitNode(t, api.URL, id, "manageable", 10*time.Second)
+	if code, body := provision(t, api.URL, id, "inspect"); code != http.StatusAccepted {
+		t.Fatalf("inspect: HTTP %d %s", code, body)
+	}
+	waitNode(t, api.URL, id, "inspect wait", 10*time.Second)
+	tftp := filepath.Join(dir, "tftpboot")
+	bc, err := inspection.ReadBootConfig("pxe", tftp, mac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := inspection.Report(mac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body, err := inspection.Post(context.Background(), http.DefaultClient, bc.Callback, bc.Token, report); err != nil || code != http.StatusOK {
+		t.Fatalf("report: HTTP %d %s %v", code, body, err)
+	}
+	waitNode(t, api.URL, id, "manageable", 10*time.Second)
+	if exists(inspection.MACEntry("pxe", tftp, mac)) {
+		t.Error("the boot entry is left behind")
+	}
+}

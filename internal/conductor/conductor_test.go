@@ -575,3 +575,40 @@ func TestLock_TaskWhoseLockWasTakenOverWritesNothing(t *testing.T) {
 			got.Reservation, got.Maintenance, got.MaintenanceReason, got.TargetPowerState)
 	}
 }
+
+// A task's port writes are fenced too: once its lock is taken over, the
+// task cannot rewrite the node's ports (their inspection_vif_port_id).
+func TestLock_TaskWhoseLockWasTakenOverWritesNoPort(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	n := r.node(t, states.Manageable, nil)
+	port := &baremetal.Port{UUID: uuid.NewString(), NodeUUID: n.UUID, Address: "52:54:00:00:00:01", PXEEnabled: true,
+		Extra: baremetal.JSON{}, LocalLinkConnection: baremetal.JSON{}, InternalInfo: baremetal.JSON{}}
+	if err := r.store.CreatePort(ctx, port); err != nil {
+		t.Fatal(err)
+	}
+	task, err := r.c.acquire(ctx, n.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := task.Ports[0]
+	p.InternalInfo["inspection_vif_port_id"] = "mine"
+	if err := task.SavePort(ctx, p); err != nil {
+		t.Fatalf("save while holding the lock: %v", err)
+	}
+	if err := r.store.ReleaseNode(ctx, n.UUID, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.store.ReserveNode(ctx, n.UUID, "c2"); err != nil {
+		t.Fatal(err)
+	}
+	p.InternalInfo["inspection_vif_port_id"] = "stale"
+	if err := task.SavePort(ctx, p); !errors.Is(err, store.ErrNodeLocked) {
+		t.Errorf("save after the take-over: %v, want ErrNodeLocked", err)
+	}
+	got, err := r.store.GetPort(ctx, port.UUID)
+	if err != nil || got.InternalInfo["inspection_vif_port_id"] != "mine" {
+		t.Errorf("port after the stale save: %v, %v; want inspection_vif_port_id mine", got.InternalInfo, err)
+	}
+	r.c.unlockLocal(n.UUID)
+}

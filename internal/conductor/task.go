@@ -105,7 +105,7 @@ func (c *Conductor) load(ctx context.Context, n *baremetal.Node, shared bool) (*
 		Node: n, Ports: ports, Portgroups: pgs, Shared: shared,
 		Driver: c.reg.Resolve(n.Interfaces),
 		Log:    c.log.With("node", n.UUID),
-		Store:  c.store,
+		Store:  fencedTaskStore{Store: c.store, node: n.UUID, holder: c.host},
 	}, nil
 }
 
@@ -161,4 +161,28 @@ func (c *Conductor) WithNodeLock(ctx context.Context, ident string, fn func(ctx 
 	// Nobody writes a node without its lock, so the node read by the
 	// reservation is current for the whole transaction.
 	return c.store.InTx(ctx, func(tx store.Store) error { return fn(ctx, tx, n) })
+}
+
+// fencedTaskStore is what a task's drivers save through. Node writes are
+// fenced by the store itself (UpdateNode checks the reservation); a port
+// write checks, in the same transaction, that the node's lock is still the
+// one the task took, so a conductor that stalled while its lock was taken
+// over cannot rewrite the ports (their inspection_vif_port_id) of a node
+// another conductor works on now.
+type fencedTaskStore struct {
+	store.Store
+	node, holder string
+}
+
+func (f fencedTaskStore) UpdatePort(ctx context.Context, p *baremetal.Port) error {
+	return f.InTx(ctx, func(tx store.Store) error {
+		n, err := tx.GetNode(ctx, f.node)
+		if err != nil {
+			return err
+		}
+		if n.Reservation != f.holder {
+			return fmt.Errorf("%w: node %s is locked by %q now, not by this task's %q", store.ErrNodeLocked, f.node, n.Reservation, f.holder)
+		}
+		return tx.UpdatePort(ctx, p)
+	})
 }

@@ -13,7 +13,10 @@
 // local_link_connection included), rules, the node and port updates in one
 // transaction, and storing the raw and processed data.
 //
-//	go run ./bench/inspector [-nodes 1000] [-workers 8] [-rounds 1] [-cpuprofile cpu.out]
+//	go run ./bench/inspector [-nodes 1000] [-workers 8] [-rounds 1] [-postgres] [-cpuprofile cpu.out]
+//
+// -postgres runs the same against a throwaway PostgreSQL cluster (Debian's
+// postgresql package), to see what scaling out costs per report.
 //
 // It prints reports/s and latency percentiles next to the target (500
 // reports/s); it asserts nothing about time, but fails when a report is
@@ -52,6 +55,7 @@ import (
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
+	"github.com/ferrometal/ferro/internal/testing/pgtest"
 )
 
 // targetRate is the target on a 2-core machine.
@@ -65,6 +69,7 @@ type options struct {
 	cpuprofile string
 	storeData  string
 	keep       bool
+	postgres   bool
 }
 
 func main() {
@@ -76,6 +81,7 @@ func main() {
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the timed rounds to this file")
 	flag.StringVar(&o.storeData, "store-data", "database", "[processing]store_data: database, or none to see what storing the reports costs")
 	flag.BoolVar(&o.keep, "keep", false, "keep the working directory (the SQLite database)")
+	flag.BoolVar(&o.postgres, "postgres", false, "use a throwaway PostgreSQL cluster (Debian's postgresql) instead of SQLite")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/inspector:", err)
@@ -86,6 +92,7 @@ func main() {
 // lab is the inspector and what it stands on.
 type lab struct {
 	db   store.Store
+	pg   *pgtest.Cluster // nil on SQLite
 	cond *conductor.Conductor
 	svc  *inspector.Service
 	srv  *httptest.Server
@@ -157,8 +164,23 @@ func run(o options) error {
 
 func startLab(dir string, o options) (*lab, error) {
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, "sqlite://"+filepath.Join(dir, "ferro.db"))
+	conn := "sqlite://" + filepath.Join(dir, "ferro.db")
+	var pg *pgtest.Cluster
+	if o.postgres {
+		var err error
+		if pg, err = pgtest.StartCluster(); err != nil {
+			return nil, fmt.Errorf("start PostgreSQL: %w", err)
+		}
+		if conn, _, err = pg.CreateDatabase(ctx); err != nil {
+			pg.Stop()
+			return nil, err
+		}
+	}
+	db, err := sqlstore.Open(ctx, conn)
 	if err != nil {
+		if pg != nil {
+			pg.Stop()
+		}
 		return nil, err
 	}
 	cfg := config.Defaults()
@@ -175,17 +197,27 @@ func startLab(dir string, o options) (*lab, error) {
 	reg.RegisterNetwork("noop", network.Noop{})
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: quiet})
+	l := &lab{db: db, pg: pg, cond: cond}
 	if err := cond.Start(ctx); err != nil {
-		db.Close()
+		l.closeDB()
 		return nil, err
 	}
 	bm := &inspector.Local{Store: db, Locker: cond, Power: cond, LockedNodeErr: conductor.ErrNodeLocked}
-	svc, err := inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: quiet})
+	l.svc, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: quiet})
 	if err != nil {
+		l.closeDB()
 		return nil, err
 	}
-	api := inspectorapi.New(inspectorapi.Options{Service: svc, Rules: db, Log: quiet})
-	return &lab{db: db, cond: cond, svc: svc, srv: httptest.NewServer(api)}, nil
+	l.srv = httptest.NewServer(inspectorapi.New(inspectorapi.Options{Service: l.svc, Rules: db, Log: quiet}))
+	return l, nil
+}
+
+// closeDB closes the store and stops PostgreSQL if the lab started it.
+func (l *lab) closeDB() {
+	l.db.Close()
+	if l.pg != nil {
+		l.pg.Stop()
+	}
 }
 
 func (l *lab) stop() {
@@ -194,7 +226,7 @@ func (l *lab) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	l.cond.Stop(ctx)
-	l.db.Close()
+	l.closeDB()
 }
 
 // mac is node n's address for NIC i.
@@ -345,8 +377,12 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 func printTable(o options, size int, rounds []result) {
-	fmt.Printf("\ninspector /v1/continue: %d-byte report (40 NICs, 24 disks, LLDP), %d introspections waiting, SQLite (store_data=%s), %d workers over HTTP, GOMAXPROCS %d\n\n",
-		size, o.nodes, o.storeData, o.workers, runtime.GOMAXPROCS(0))
+	engine := "SQLite"
+	if o.postgres {
+		engine = "PostgreSQL (local cluster)"
+	}
+	fmt.Printf("\ninspector /v1/continue: %d-byte report (40 NICs, 24 disks, LLDP), %d introspections waiting, %s (store_data=%s), %d workers over HTTP, GOMAXPROCS %d\n\n",
+		size, o.nodes, engine, o.storeData, o.workers, runtime.GOMAXPROCS(0))
 	fmt.Printf("%-6s %8s %7s %9s %11s %9s %9s %9s %9s\n", "round", "reports", "failed", "wall", "reports/s", "p50", "p90", "p99", "max")
 	var all []time.Duration
 	var wall time.Duration
@@ -363,6 +399,12 @@ func printTable(o options, size int, rounds []result) {
 	if len(rounds) > 1 {
 		fmt.Printf("%-6s %8d %7s %9s %11.0f %9s %9s %9s %9s\n", "all", len(all), "", wall.Round(time.Millisecond), rate,
 			ms(percentile(all, .5)), ms(percentile(all, .9)), ms(percentile(all, .99)), ms(all[len(all)-1]))
+	}
+	if o.postgres {
+		// The target is the embedded default's; PostgreSQL shares these
+		// two cores with its server here, and scales out across machines.
+		fmt.Printf("\n%.0f reports/s on PostgreSQL (the ≥ %d reports/s target is SQLite's)\n", rate, targetRate)
+		return
 	}
 	verdict := "met"
 	if rate < targetRate {

@@ -137,13 +137,8 @@ func (s *server) listAllocations(rq *request) error {
 		}
 		f.NodeUUID = n.UUID
 	}
-	if p.page.Marker != "" {
-		if _, err := s.store.GetAllocation(rq.ctx(), p.page.Marker); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return allocationNotFound(p.page.Marker)
-			}
-			return err
-		}
+	if err := checkMarker(rq.ctx(), p.page.Marker, s.store.GetAllocation, allocationNotFound); err != nil {
+		return err
 	}
 	allocs, err := s.store.ListAllocations(rq.ctx(), f)
 	if err != nil {

@@ -251,13 +251,8 @@ func (s *server) listNodes(rq *request, detailPath bool) error {
 	}
 	descContains, hasDesc := a.optStr("description_contains")
 
-	if p.page.Marker != "" {
-		if _, err := s.store.GetNode(rq.ctx(), p.page.Marker); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return nodeNotFound(p.page.Marker)
-			}
-			return err
-		}
+	if err := checkMarker(rq.ctx(), p.page.Marker, s.store.GetNode, nodeNotFound); err != nil {
+		return err
 	}
 	rc := rq.render(s)
 	// Filters the store does not have run here, over an unlimited query.

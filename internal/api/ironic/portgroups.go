@@ -118,20 +118,11 @@ func (s *server) listPortgroups(rq *request, detailPath bool) error {
 			return err
 		}
 		f.NodeUUID = n.UUID
-	} else if addr, ok := a.optStr("address"); ok {
-		mac, valid := inventory.NormalizeMAC(addr)
-		if !valid {
-			return badRequest("Invalid input for field/attribute address. Value: '%s'. Expected a MAC address but received %s.", addr, addr)
-		}
-		f.Address = mac
+	} else if f.Address, err = macArg(a); err != nil {
+		return err
 	}
-	if p.page.Marker != "" {
-		if _, err := s.store.GetPortgroup(rq.ctx(), p.page.Marker); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return portgroupNotFound(p.page.Marker)
-			}
-			return err
-		}
+	if err := checkMarker(rq.ctx(), p.page.Marker, s.store.GetPortgroup, portgroupNotFound); err != nil {
+		return err
 	}
 	pgs, err := s.store.ListPortgroups(rq.ctx(), f)
 	if err != nil {

@@ -115,13 +115,9 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 	if parentPG != "" {
 		pgIdent = parentPG
 	}
-	var address string
-	if addr, ok := a.optStr("address"); ok {
-		mac, valid := inventory.NormalizeMAC(addr)
-		if !valid {
-			return badRequest("Invalid input for field/attribute address. Value: '%s'. Expected a MAC address but received %s.", addr, addr)
-		}
-		address = mac
+	address, err := macArg(a)
+	if err != nil {
+		return err
 	}
 	if nodeIdent != "" && pgIdent != "" {
 		return newError(http.StatusForbidden, "Operation not permitted.")
@@ -144,13 +140,8 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 	case address != "":
 		f.Address = address
 	}
-	if p.page.Marker != "" {
-		if _, err := s.store.GetPort(rq.ctx(), p.page.Marker); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return portNotFound(p.page.Marker)
-			}
-			return err
-		}
+	if err := checkMarker(rq.ctx(), p.page.Marker, s.store.GetPort, portNotFound); err != nil {
+		return err
 	}
 	ports, err := s.store.ListPorts(rq.ctx(), f)
 	if err != nil {

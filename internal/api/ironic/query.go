@@ -1,11 +1,14 @@
 package ironic
 
 import (
+	"context"
+	"errors"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/ferrometal/ferro/internal/inventory"
 	"github.com/ferrometal/ferro/internal/store"
 )
 
@@ -324,4 +327,33 @@ func (rq *request) sortAndFields(a args, p *listParams, fieldMin map[string]int,
 		return checkFields(p.fields, rq.minor, fieldMin)
 	}
 	return nil
+}
+
+// checkMarker answers the kind's not-found error when a list's marker
+// names no object; get reads one by its marker.
+func checkMarker[T any](ctx context.Context, marker string, get func(context.Context, string) (T, error), notFound func(string) *apiError) error {
+	if marker == "" {
+		return nil
+	}
+	if _, err := get(ctx, marker); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return notFound(marker)
+		}
+		return err
+	}
+	return nil
+}
+
+// macArg is the address filter of a port or portgroup list, in the form
+// addresses are stored in; "" when absent.
+func macArg(a args) (string, error) {
+	addr, ok := a.optStr("address")
+	if !ok {
+		return "", nil
+	}
+	mac, valid := inventory.NormalizeMAC(addr)
+	if !valid {
+		return "", invalidInput("address", addr, "Expected a MAC address but received "+addr+".")
+	}
+	return mac, nil
 }

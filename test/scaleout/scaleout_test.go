@@ -193,6 +193,36 @@ func TestScaleOut_TwoConductorsShareNodesAndLocks(t *testing.T) {
 	waitNode(t, b.URL, id, "manageable", 10*time.Second)
 }
 
+// startInspection enrols a fake-hardware node with pxe boot, the noop
+// network and ferro's inspector, deploy images from imagesURL and one port
+// of mac, manages it and starts its inspection through srv.
+func startInspection(t *testing.T, srv *ferrotest.Server, imagesURL, mac string) string {
+	t.Helper()
+	id := createNode(t, srv.URL, map[string]any{
+		"driver": "fake-hardware", "boot_interface": "pxe", "network_interface": "noop", "inspect_interface": "inspector",
+		"driver_info": map[string]any{"deploy_kernel": imagesURL + "/ipa.kernel", "deploy_ramdisk": imagesURL + "/ipa.initramfs"},
+	})
+	must(t, srv.URL, http.MethodPost, "/v1/ports", map[string]any{"node_uuid": id, "address": mac, "pxe_enabled": true}, nil)
+	if code, body := provision(t, srv.URL, id, "manage"); code != http.StatusAccepted {
+		t.Fatalf("manage: HTTP %d %s", code, body)
+	}
+	waitNode(t, srv.URL, id, "manageable", 10*time.Second)
+	if code, body := provision(t, srv.URL, id, "inspect"); code != http.StatusAccepted {
+		t.Fatalf("inspect: HTTP %d %s", code, body)
+	}
+	return id
+}
+
+// servedImages returns the URL of an HTTP server of deploy images that
+// answer at once.
+func servedImages(t *testing.T) string {
+	images := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("IMAGE " + r.URL.Path))
+	}))
+	t.Cleanup(images.Close)
+	return images.URL
+}
+
 // slowInspection starts an inspection of a new node through srv that stays
 // in inspecting, locked, until the test ends: the deploy kernel's server
 // answers only then, so the ramdisk preparation is under way meanwhile.
@@ -210,18 +240,7 @@ func slowInspection(t *testing.T, srv *ferrotest.Server) string {
 	}))
 	t.Cleanup(images.Close)
 	t.Cleanup(func() { close(release) })
-	id := createNode(t, srv.URL, map[string]any{
-		"driver": "fake-hardware", "boot_interface": "pxe", "network_interface": "noop", "inspect_interface": "inspector",
-		"driver_info": map[string]any{"deploy_kernel": images.URL + "/ipa.kernel", "deploy_ramdisk": images.URL + "/ipa.initramfs"},
-	})
-	must(t, srv.URL, http.MethodPost, "/v1/ports", map[string]any{"node_uuid": id, "address": "52:54:00:5c:a1:e0", "pxe_enabled": true}, nil)
-	if code, body := provision(t, srv.URL, id, "manage"); code != http.StatusAccepted {
-		t.Fatalf("manage: HTTP %d %s", code, body)
-	}
-	waitNode(t, srv.URL, id, "manageable", 10*time.Second)
-	if code, body := provision(t, srv.URL, id, "inspect"); code != http.StatusAccepted {
-		t.Fatalf("inspect: HTTP %d %s", code, body)
-	}
+	id := startInspection(t, srv, images.URL, "52:54:00:5c:a1:e0")
 	deadline := time.Now().Add(10 * time.Second)
 	for fetches.Load() == 0 {
 		if time.Now().After(deadline) {
@@ -314,10 +333,7 @@ func TestScaleOut_APIOnlyProcessKeepsItsLocksUntilItDies(t *testing.T) {
 // per-MAC entry cannot boot it into the inspection ramdisk again.
 func TestScaleOut_RestartedConductorSweepsBootFilesOfInspectionsEndedElsewhere(t *testing.T) {
 	dsn := pgtest.Start(t)
-	images := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("IMAGE " + r.URL.Path))
-	}))
-	t.Cleanup(images.Close)
+	images := servedImages(t)
 	dirA := t.TempDir()
 	startA := func() *ferrotest.Server {
 		return ferrotest.Start(t, ferrotest.WithDataDir(dirA), ferrotest.WithEnv(append([]string{
@@ -331,18 +347,7 @@ func TestScaleOut_RestartedConductorSweepsBootFilesOfInspectionsEndedElsewhere(t
 	b := conductor(t, dsn, "conductor-b", inspectorEnv...)
 
 	const mac = "52:54:00:5c:a1:e1"
-	id := createNode(t, a.URL, map[string]any{
-		"driver": "fake-hardware", "boot_interface": "pxe", "network_interface": "noop", "inspect_interface": "inspector",
-		"driver_info": map[string]any{"deploy_kernel": images.URL + "/ipa.kernel", "deploy_ramdisk": images.URL + "/ipa.initramfs"},
-	})
-	must(t, a.URL, http.MethodPost, "/v1/ports", map[string]any{"node_uuid": id, "address": mac, "pxe_enabled": true}, nil)
-	if code, body := provision(t, a.URL, id, "manage"); code != http.StatusAccepted {
-		t.Fatalf("manage: HTTP %d %s", code, body)
-	}
-	waitNode(t, a.URL, id, "manageable", 10*time.Second)
-	if code, body := provision(t, a.URL, id, "inspect"); code != http.StatusAccepted {
-		t.Fatalf("inspect: HTTP %d %s", code, body)
-	}
+	id := startInspection(t, a, images, mac)
 	waitNode(t, b.URL, id, "inspect wait", 10*time.Second)
 	tftpA := filepath.Join(dirA, "tftpboot")
 	bc, err := inspection.ReadBootConfig("pxe", tftpA, mac)
@@ -384,10 +389,7 @@ func exists(path string) bool {
 // owner's next status poll (60 s by default).
 func TestScaleOut_APIOnlyProcessFinishesTheInspectionsItsInspectorTakes(t *testing.T) {
 	dsn := pgtest.Start(t)
-	images := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("IMAGE " + r.URL.Path))
-	}))
-	t.Cleanup(images.Close)
+	images := servedImages(t)
 	conductor(t, dsn, "conductor-b", inspectorEnv...)
 	dir := t.TempDir()
 	api := ferrotest.Start(t, ferrotest.WithRole("api,inspector"), ferrotest.WithDataDir(dir), ferrotest.WithEnv(append([]string{
@@ -396,18 +398,7 @@ func TestScaleOut_APIOnlyProcessFinishesTheInspectionsItsInspectorTakes(t *testi
 	}, inspectorEnv...)...))
 
 	const mac = "52:54:00:5c:a1:e2"
-	id := createNode(t, api.URL, map[string]any{
-		"driver": "fake-hardware", "boot_interface": "pxe", "network_interface": "noop", "inspect_interface": "inspector",
-		"driver_info": map[string]any{"deploy_kernel": images.URL + "/ipa.kernel", "deploy_ramdisk": images.URL + "/ipa.initramfs"},
-	})
-	must(t, api.URL, http.MethodPost, "/v1/ports", map[string]any{"node_uuid": id, "address": mac, "pxe_enabled": true}, nil)
-	if code, body := provision(t, api.URL, id, "manage"); code != http.StatusAccepted {
-		t.Fatalf("manage: HTTP %d %s", code, body)
-	}
-	waitNode(t, api.URL, id, "manageable", 10*time.Second)
-	if code, body := provision(t, api.URL, id, "inspect"); code != http.StatusAccepted {
-		t.Fatalf("inspect: HTTP %d %s", code, body)
-	}
+	id := startInspection(t, api, images, mac)
 	waitNode(t, api.URL, id, "inspect wait", 10*time.Second)
 	tftp := filepath.Join(dir, "tftpboot")
 	bc, err := inspection.ReadBootConfig("pxe", tftp, mac)

@@ -8,8 +8,9 @@ import (
 	"io"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/ferrometal/ferro/internal/pyjson"
 )
 
 // isUUIDLike is oslo's uuidutils.is_uuid_like: 32 hex digits, with or
@@ -290,43 +291,9 @@ func strList(v any) []string {
 	return out
 }
 
-// pyRepr renders a value roughly as Python's repr, for messages that
-// quote what the client sent.
-func pyRepr(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		if x {
-			return "True"
-		}
-		return "False"
-	case string:
-		return "'" + strings.ReplaceAll(x, "'", `\'`) + "'"
-	case json.Number:
-		return string(x)
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = pyRepr(e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = pyRepr(k) + ": " + pyRepr(x[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return fmt.Sprint(v)
-}
+// pyRepr renders a value as Python's repr, for messages that quote what
+// the client sent, as Ironic's do.
+func pyRepr(v any) string { return pyjson.Repr(v) }
 
 // createBody is the start of every POST that creates a resource: no query
 // arguments are allowed, and the body must be one JSON object.

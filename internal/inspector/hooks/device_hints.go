@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ferrometal/ferro/internal/inspector/hooks/pyjson"
+	"github.com/ferrometal/ferro/internal/pyjson"
 )
 
 // Root device hints, as Ironic matches them (ironic-lib's

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/ferrometal/ferro/internal/inspector/hooks/pyjson"
+	"github.com/ferrometal/ferro/internal/pyjson"
 )
 
 // extraHardware turns the extra-hardware collector's data, a list of

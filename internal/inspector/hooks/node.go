@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/inspector/hooks/pyjson"
+	"github.com/ferrometal/ferro/internal/pyjson"
 )
 
 // Node is the bare metal node as hooks and rules see it: a snapshot taken

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/ferrometal/ferro/internal/inspector/hooks/pyjson"
 	"github.com/ferrometal/ferro/internal/inventory"
+	"github.com/ferrometal/ferro/internal/pyjson"
 )
 
 // rootDiskSelection picks the root disk by the node's root device hints

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/ferrometal/ferro/internal/inspector/hooks/pyjson"
+	"github.com/ferrometal/ferro/internal/pyjson"
 )
 
 // scheduler sets the properties the Nova scheduler needs, cpus, cpu_arch

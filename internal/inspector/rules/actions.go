@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/ferrometal/ferro/internal/inspector/hooks"
-	"github.com/ferrometal/ferro/internal/inspector/hooks/pyjson"
+	"github.com/ferrometal/ferro/internal/pyjson"
 )
 
 // action is one rule action.

@@ -5,7 +5,7 @@ import (
 	"maps"
 
 	"github.com/ferrometal/ferro/internal/inspector/hooks"
-	"github.com/ferrometal/ferro/internal/inspector/hooks/pyjson"
+	"github.com/ferrometal/ferro/internal/pyjson"
 )
 
 // Apply runs rules against the processed introspection data (see

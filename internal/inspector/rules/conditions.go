@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/ferrometal/ferro/internal/inspector/hooks/pyjson"
+	"github.com/ferrometal/ferro/internal/pyjson"
 )
 
 // operator is one condition operator.

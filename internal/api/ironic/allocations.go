@@ -496,18 +496,27 @@ func (s *server) getNodeAllocation(rq *request) error {
 	if err := checkFields(fields, rq.minor, allocationFieldMin); err != nil {
 		return err
 	}
-	n, err := s.node(rq)
+	al, err := s.nodeAllocation(rq)
 	if err != nil {
 		return err
+	}
+	return rq.writeJSON(http.StatusOK, appendAllocation(make([]byte, 0, 512), al, rq.minor, rq.base, newFieldSet(fields)))
+}
+
+// nodeAllocation is the allocation of the node in the path.
+func (s *server) nodeAllocation(rq *request) (*baremetal.Allocation, error) {
+	n, err := s.node(rq)
+	if err != nil {
+		return nil, err
 	}
 	allocs, err := s.store.ListAllocations(rq.ctx(), store.AllocationFilter{NodeUUID: n.UUID})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(allocs) == 0 {
-		return notFound("Allocation for node %s was not found", rq.r.PathValue("node"))
+		return nil, notFound("Allocation for node %s was not found", rq.r.PathValue("node"))
 	}
-	return rq.writeJSON(http.StatusOK, appendAllocation(make([]byte, 0, 512), allocs[0], rq.minor, rq.base, newFieldSet(fields)))
+	return allocs[0], nil
 }
 
 // deleteNodeAllocation is DELETE /v1/nodes/{node}/allocation.
@@ -518,18 +527,11 @@ func (s *server) deleteNodeAllocation(rq *request) error {
 	if _, err := rq.queryArgs(); err != nil {
 		return err
 	}
-	n, err := s.node(rq)
+	al, err := s.nodeAllocation(rq)
 	if err != nil {
 		return err
 	}
-	allocs, err := s.store.ListAllocations(rq.ctx(), store.AllocationFilter{NodeUUID: n.UUID})
-	if err != nil {
-		return err
-	}
-	if len(allocs) == 0 {
-		return notFound("Allocation for node %s was not found", rq.r.PathValue("node"))
-	}
-	if err := s.destroyAllocation(rq, allocs[0]); err != nil {
+	if err := s.destroyAllocation(rq, al); err != nil {
 		return err
 	}
 	return rq.writeEmpty(http.StatusNoContent)

@@ -12,12 +12,13 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetalintrospection/noauth"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetalintrospection/v1/introspection"
 
+	"github.com/ferrometal/ferro/internal/callback"
 	"github.com/ferrometal/ferro/internal/driver"
 )
 
 // TokenHeader carries the per-inspection callback token on the start
 // request (a ferro extension; ironic-inspector ignores unknown headers).
-const TokenHeader = "X-Ferro-Inspection-Token"
+const TokenHeader = callback.TokenHeader
 
 // HTTPClient talks to an ironic-inspector-compatible API with gophercloud.
 type HTTPClient struct {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/callback"
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/states"
@@ -29,9 +30,9 @@ const (
 	// ExtraKernelParamsKey is the per-node kernel parameters of the spec.
 	ExtraKernelParamsKey = "inspector_extra_kernel_params"
 	// TokenParam is the kernel parameter carrying the per-inspection callback token.
-	TokenParam = "ferro-inspection-token"
+	TokenParam = callback.TokenParam
 	// CallbackParam is the agent's callback URL parameter.
-	CallbackParam = "ipa-inspection-callback-url"
+	CallbackParam = callback.URLParam
 )
 
 // Client is what the interface needs from an ironic-inspector-compatible API.

@@ -1,0 +1,25 @@
+// Package callback holds the wire names shared by the conductor, the
+// inspector and the agent for the ramdisk's callback: the kernel parameters
+// the ramdisk boots with and the header that carries the per-inspection
+// token. It imports only the standard library, so the agent can use it
+// without linking the server.
+package callback
+
+const (
+	// URLParam is the kernel parameter with the URL the agent posts its
+	// report to (ironic-python-agent's name).
+	URLParam = "ipa-inspection-callback-url"
+	// CollectorsParam is ironic-python-agent's list of inspection collectors.
+	CollectorsParam = "ipa-inspection-collectors"
+	// DebugParam turns on the agent's debug logging (ironic-python-agent's name).
+	DebugParam = "ipa-debug"
+	// TokenParam is the kernel parameter carrying the per-inspection callback
+	// token, for agents that present it (ferro-agent; the stock
+	// ironic-python-agent does not know it).
+	TokenParam = "ferro-inspection-token"
+	// TokenHeader carries the token: on the conductor's start request to the
+	// inspector, and on the agent's report to /v1/continue.
+	TokenHeader = "X-Ferro-Inspection-Token"
+	// ContinuePath is appended to the inspector's base URL to form the callback URL.
+	ContinuePath = "/v1/continue"
+)

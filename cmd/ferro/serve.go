@@ -32,6 +32,7 @@ import (
 	"github.com/ferrometal/ferro/internal/neutron"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
+	"golang.org/x/net/netutil"
 )
 
 // Roles a ferro process can run.
@@ -171,7 +172,8 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 			return err
 		}
 		defer insp.Close()
-		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit})
+		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit,
+			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports})
 		go insp.Run(bgCtx)
 	}
 
@@ -205,7 +207,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 			}
 		}
 		addr := net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port))
-		srv, err := listen(addr, mux, log, "api")
+		srv, err := listen(addr, mux, listenLimits(cfg), log, "api")
 		if err != nil {
 			return err
 		}
@@ -213,7 +215,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}
 	if inspAPI != nil && cfg.Inspector.ListenPort != 0 {
 		addr := net.JoinHostPort(cfg.Inspector.ListenAddress, strconv.Itoa(cfg.Inspector.ListenPort))
-		srv, err := listen(addr, inspAPI, log, "inspector")
+		srv, err := listen(addr, inspAPI, listenLimits(cfg), log, "inspector")
 		if err != nil {
 			return err
 		}
@@ -241,17 +243,42 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	return errors.Join(errs...)
 }
 
-// listen binds addr now (so a busy port fails start-up) and serves in the background.
-func listen(addr string, h http.Handler, log *slog.Logger, name string) (*http.Server, error) {
+// limits bound what one client of a listener may hold.
+type limits struct {
+	// socketTimeout bounds reading one request, writing one response and an
+	// idle keep-alive connection.
+	socketTimeout  time.Duration
+	maxHeaderBytes int
+	maxConns       int
+}
+
+func listenLimits(cfg *config.Config) limits {
+	return limits{
+		socketTimeout:  time.Duration(cfg.Default.ClientSocketTimeout) * time.Second,
+		maxHeaderBytes: cfg.Default.MaxHeaderLine,
+		maxConns:       cfg.API.MaxConnections,
+	}
+}
+
+// listen binds addr now (so a busy port fails start-up) and serves in the
+// background. Every connection has a read deadline (headers within 10 s,
+// the whole request within the socket timeout), a write deadline and an idle
+// timeout, and the listener accepts at most maxConns at once, so slow or
+// idle clients cannot pile up.
+func listen(addr string, h http.Handler, lim limits, log *slog.Logger, name string) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen for %s on %s: %w", name, addr, err)
 	}
+	ln = netutil.LimitListener(ln, lim.maxConns)
 	srv := &http.Server{
 		Addr:              addr,
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, lim.socketTimeout),
+		ReadTimeout:       lim.socketTimeout,
+		WriteTimeout:      lim.socketTimeout,
+		IdleTimeout:       lim.socketTimeout,
+		MaxHeaderBytes:    lim.maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	go func() {

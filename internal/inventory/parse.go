@@ -35,8 +35,8 @@ func parseObject(s string, maxDepth, maxValues int) (obj map[string]any, ok bool
 }
 
 type parser struct {
-	s     string
-	i     int
+	s      string
+	i      int
 	depth  int // how many more levels of objects and arrays may open
 	values int // how many more values may be built
 }

@@ -19,9 +19,9 @@ import (
 const DefaultMaxDepth = 25
 
 // DefaultMaxValues bounds the number of JSON values in a report unless told
-// otherwise: a real one from a large server holds tens of thousands, and a
-// million small values already decode to about 100 MB of Go values.
-const DefaultMaxValues = 1 << 20
+// otherwise: a real one from a large server holds tens of thousands, and
+// half a million small values already decode to about 40 MB of Go values.
+const DefaultMaxValues = 1 << 19
 
 // Errors callers may branch on; Decode wraps them.
 var (

@@ -71,7 +71,7 @@ type Options struct {
 	MaxLimit int
 	// MaxConcurrentReports bounds the reports read and processed at once,
 	// so that memory stays bounded however many agents post together;
-	// 0 means twice the number of CPUs.
+	// 0 means twice the number of CPUs, at most 32.
 	MaxConcurrentReports int
 	// ReportReadTimeout bounds reading one report's body; 0 means 60 s.
 	ReportReadTimeout time.Duration
@@ -97,7 +97,10 @@ func New(o Options) http.Handler {
 		o.MaxLimit = 1000
 	}
 	if o.MaxConcurrentReports <= 0 {
-		o.MaxConcurrentReports = 2 * runtime.GOMAXPROCS(0)
+		// Enough to keep the CPUs and the grouped database commits busy;
+		// capped so that a machine with many cores does not hold many
+		// 16 MiB bodies at once.
+		o.MaxConcurrentReports = min(2*runtime.GOMAXPROCS(0), 32)
 	}
 	if o.ReportReadTimeout <= 0 {
 		o.ReportReadTimeout = 60 * time.Second

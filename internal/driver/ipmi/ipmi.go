@@ -7,6 +7,7 @@ package ipmi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -145,7 +146,7 @@ func str(di baremetal.JSON, key string) (string, error) {
 		return "", nil
 	case string:
 		return v, nil
-	case float64, int, bool:
+	case float64, int, bool, json.Number:
 		return pyStr(v), nil // Ironic str()s them
 	}
 	return "", fmt.Errorf("%w: %s must be a string", driver.ErrInvalidParameter, key)
@@ -156,6 +157,11 @@ func pyStr(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x
+	case json.Number:
+		if f, err := x.Float64(); err == nil && strings.Contains(x.String(), ".") {
+			return pyStr(f)
+		}
+		return x.String()
 	case float64:
 		s := strconv.FormatFloat(x, 'f', -1, 64)
 		if !strings.ContainsAny(s, ".e") {
@@ -182,6 +188,8 @@ func integer(v any) (int, error) {
 		return x, nil
 	case string:
 		return strconv.Atoi(strings.TrimSpace(x))
+	case json.Number: // the store decodes numbers so
+		return strconv.Atoi(x.String())
 	}
 	return 0, errors.New("not an integer")
 }

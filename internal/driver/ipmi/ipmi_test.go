@@ -3,6 +3,7 @@ package ipmi_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -60,7 +61,7 @@ func TestValidate_NamesTheBadKey(t *testing.T) {
 			}
 		}
 	}
-	ok := baremetal.JSON{"ipmi_address": "10.0.0.1", "ipmi_port": "6230", "ipmi_priv_level": "OPERATOR",
+	ok := baremetal.JSON{"ipmi_address": "10.0.0.1", "ipmi_port": json.Number("6230"), "ipmi_priv_level": "OPERATOR",
 		"ipmi_protocol_version": 2.0, "ipmi_cipher_suite": 17.0, "ipmi_password": "x"}
 	if err := power.Validate(context.Background(), task(ok, nil)); err != nil {
 		t.Errorf("Validate(%v) = %v", ok, err)

@@ -67,7 +67,12 @@ type config struct {
 	powerOn        bool
 	powerDelay     time.Duration
 	stuck          bool
+	quiet          bool
 }
+
+// WithQuiet runs ipmi_sim without message debugging (for benchmarks):
+// Messages and Sessions then see nothing.
+func WithQuiet() Option { return func(c *config) { c.quiet = true } }
 
 // WithCredentials sets the administrator's user name and password
 // (letters and digits only; default admin / ferro-sim-password).
@@ -90,35 +95,55 @@ func WithStuckPower() Option { return func(c *config) { c.stuck = true } }
 func Start(t testing.TB, opts ...Option) *Sim {
 	t.Helper()
 	bin := ferrotest.RequireTool(t, "ipmi_sim", "/usr/bin")
-	cfg := config{user: "admin", password: "ferrosimpassword"}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	s := &Sim{Address: "127.0.0.1", Username: cfg.user, Password: cfg.password, dir: t.TempDir(),
-		out: &logBuffer{}, exited: make(chan struct{})}
-	port, err := freeUDPPort()
+	s, err := run(bin, t.TempDir(), opts)
 	if err != nil {
 		t.Fatalf("ipmisim: %v", err)
 	}
-	s.Port = port
-	if err := s.write(cfg); err != nil {
-		t.Fatalf("ipmisim: %v", err)
-	}
-	if err := s.start(bin); err != nil {
-		t.Fatalf("ipmisim: %v", err)
-	}
 	t.Cleanup(func() {
-		if err := s.stop(); err != nil {
-			t.Errorf("ipmisim: %v", err)
-		}
+		s.stop()
 		if t.Failed() {
 			t.Logf("ipmi_sim output (tail):\n%s", tail(s.out.String(), 6000))
 		}
 	})
-	if err := s.waitReady(); err != nil {
-		t.Fatalf("ipmisim: %v\nipmi_sim output:\n%s", err, tail(s.out.String(), 6000))
-	}
 	return s
+}
+
+// Run starts ipmi_sim outside a test (benchmarks) in dir, which must
+// exist; Close stops it.
+func Run(dir string, opts ...Option) (*Sim, error) {
+	bin, err := exec.LookPath("ipmi_sim")
+	if err != nil {
+		return nil, fmt.Errorf("ipmi_sim not found (Debian package openipmi): %w", err)
+	}
+	return run(bin, dir, opts)
+}
+
+// Close stops a simulator started with Run.
+func (s *Sim) Close() { s.stop() }
+
+func run(bin, dir string, opts []Option) (*Sim, error) {
+	cfg := config{user: "admin", password: "ferrosimpassword"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s := &Sim{Address: "127.0.0.1", Username: cfg.user, Password: cfg.password, dir: dir,
+		out: &logBuffer{}, exited: make(chan struct{})}
+	port, err := freeUDPPort()
+	if err != nil {
+		return nil, err
+	}
+	s.Port = port
+	if err := s.write(cfg); err != nil {
+		return nil, err
+	}
+	if err := s.start(bin, cfg.quiet); err != nil {
+		return nil, err
+	}
+	if err := s.waitReady(); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("%w\nipmi_sim output:\n%s", err, tail(s.out.String(), 6000))
+	}
+	return s, nil
 }
 
 func freeUDPPort() (int, error) {
@@ -230,15 +255,19 @@ set_working_mc 0x20
 	return os.Mkdir(filepath.Join(s.dir, "state"), 0o700)
 }
 
-func (s *Sim) start(bin string) error {
+func (s *Sim) start(bin string, quiet bool) error {
 	// ipmi_sim reads emulator commands from stdin and exits when it
 	// closes; the pipe stays open until stop.
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(bin, "-c", filepath.Join(s.dir, "lan.conf"), "-f", filepath.Join(s.dir, "sim.emu"),
-		"-s", filepath.Join(s.dir, "state"), "-d", "-d")
+	args := []string{"-c", filepath.Join(s.dir, "lan.conf"), "-f", filepath.Join(s.dir, "sim.emu"),
+		"-s", filepath.Join(s.dir, "state")}
+	if !quiet {
+		args = append(args, "-d", "-d")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = s.dir
 	cmd.Stdin = r
 	cmd.Stdout = s.out
@@ -280,9 +309,9 @@ func (s *Sim) waitReady() error {
 	}
 }
 
-func (s *Sim) stop() error {
+func (s *Sim) stop() {
 	if s.cmd == nil {
-		return nil
+		return
 	}
 	s.stdin.Close()
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
@@ -292,11 +321,7 @@ func (s *Sim) stop() error {
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		<-s.exited
 	}
-	return nil
 }
-
-// Kill stops the simulator now (for tests of an unreachable BMC).
-func (s *Sim) Kill() { _ = s.stop() }
 
 // PowerOn reports the chassis power state the simulator holds.
 func (s *Sim) PowerOn(t testing.TB) bool {

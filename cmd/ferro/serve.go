@@ -21,11 +21,13 @@ import (
 	inspectorapi "github.com/ferrometal/ferro/internal/api/inspector"
 	"github.com/ferrometal/ferro/internal/api/ironic"
 	"github.com/ferrometal/ferro/internal/baremetal"
+	bmcipmi "github.com/ferrometal/ferro/internal/bmc/ipmi"
 	"github.com/ferrometal/ferro/internal/conductor"
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/inspect"
+	"github.com/ferrometal/ferro/internal/driver/ipmi"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/driver/pxe"
 	"github.com/ferrometal/ferro/internal/inspector"
@@ -181,7 +183,15 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	if err != nil {
 		return err
 	}
-	reg, err := newRegistry(cfg, db, inspectClient, log)
+	// One IPMI client for every BMC: its sessions are shared by all tasks
+	// and closed at shutdown, after the conductor stopped.
+	ipmiClient := bmcipmi.New(bmcipmi.Options{
+		CommandRetryTimeout: time.Duration(cfg.IPMI.CommandRetryTimeout) * time.Second,
+		MinCommandInterval:  time.Duration(cfg.IPMI.MinCommandInterval) * time.Second,
+		Log:                 log,
+	})
+	defer ipmiClient.Close()
+	reg, err := newRegistry(cfg, db, inspectClient, ipmiClient, log)
 	if err != nil {
 		return err
 	}
@@ -292,7 +302,7 @@ func listen(addr string, h http.Handler, lim limits, log *slog.Logger, name stri
 
 // newRegistry builds the driver registry from [DEFAULT]enabled_* and
 // default_* and registers the implementations built into this binary.
-func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, log *slog.Logger) (*driver.Registry, error) {
+func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, ipmiClient *bmcipmi.Client, log *slog.Logger) (*driver.Registry, error) {
 	enabled := map[string][]string{}
 	defaults := map[string]string{}
 	for _, kind := range driver.Kinds {
@@ -301,6 +311,8 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 	}
 	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
 	fake.Register(reg)
+	ipmi.Register(reg, ipmi.Options{Client: ipmiClient, DisableBootTimeout: cfg.IPMI.DisableBootTimeout,
+		DefaultBootMode: cfg.Deploy.DefaultBootMode})
 	reg.RegisterNetwork("noop", network.Noop{})
 
 	// Neutron is optional: without [neutron]url (or Keystone auth) the flat

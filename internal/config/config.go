@@ -32,6 +32,7 @@ type Config struct {
 	Deploy       Deploy       `section:"deploy"`
 	DHCP         DHCP         `section:"dhcp"`
 	Inventory    Inventory    `section:"inventory"`
+	IPMI         IPMI         `section:"ipmi"`
 }
 
 // Default is [DEFAULT].
@@ -257,6 +258,8 @@ type PXE struct {
 type Deploy struct {
 	HTTPURL  string `ini:"http_url"`
 	HTTPRoot string `ini:"http_root"`
+	// DefaultBootMode is the boot mode of a node that names none (bios or uefi).
+	DefaultBootMode string `ini:"default_boot_mode"`
 }
 
 // DHCP is [dhcp].
@@ -339,8 +342,10 @@ func Defaults() *Config {
 			IPXEBootfileName:   "undionly.kpxe",
 			KernelAppendParams: "nofb nomodeset vga=normal",
 		},
+		Deploy:    Deploy{DefaultBootMode: "uefi"},
 		DHCP:      DHCP{DHCPProvider: "none"},
 		Inventory: Inventory{DataBackend: "database"},
+		IPMI:      defaultIPMI(),
 	}
 }
 
@@ -546,6 +551,7 @@ func (c *Config) Validate() error {
 		{"[neutron]auth_type", c.Neutron.AuthType, []string{"none", "noauth", "password", "token"}},
 		{"[dhcp]dhcp_provider", c.DHCP.DHCPProvider, []string{"none", "neutron"}},
 		{"[inventory]data_backend", c.Inventory.DataBackend, []string{"none", "database"}},
+		{"[deploy]default_boot_mode", c.Deploy.DefaultBootMode, []string{"bios", "uefi"}},
 	} {
 		if !slices.Contains(opt.allowed, opt.val) {
 			bad("%s %q is not one of %s", opt.name, opt.val, strings.Join(opt.allowed, ", "))

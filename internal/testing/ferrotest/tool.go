@@ -33,6 +33,7 @@ func SkipOrFail(t testing.TB, format string, args ...any) {
 var debianPackage = map[string]string{
 	"baremetal":          "python3-ironicclient",
 	"ipmitool":           "ipmitool",
+	"ipmi_sim":           "openipmi",
 	"initdb":             "postgresql",
 	"pg_ctl":             "postgresql",
 	"postgres":           "postgresql",

@@ -111,6 +111,7 @@ type Machine struct {
 	vmedia  VirtualMedia
 	// lastBoot is what the last power-on or reset was told.
 	lastBoot BootRequest
+	boots    int
 	nmis     int
 }
 
@@ -172,6 +173,7 @@ func (m *Machine) bootRequestLocked() BootRequest {
 // BMC does (IPMI: the boot flags valid bit; Redfish: Enabled → Disabled).
 func (m *Machine) bootUsedLocked(req BootRequest) {
 	m.lastBoot = req
+	m.boots++
 	if m.boot.Enabled == BootOnce {
 		m.boot.Enabled = BootDisabled
 		m.boot.Target = BootNone
@@ -278,6 +280,13 @@ func (m *Machine) LastBoot() BootRequest {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.lastBoot
+}
+
+// Boots returns how many times the machine was powered on or reset.
+func (m *Machine) Boots() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.boots
 }
 
 // VirtualMedia returns the virtual CD's state.

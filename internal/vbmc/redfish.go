@@ -745,9 +745,10 @@ func (s *Server) vmedia(next machineHandler) machineHandler {
 func (s *Server) getVirtualMedia(w http.ResponseWriter, r *http.Request, m *Machine) {
 	v := m.VirtualMedia()
 	p := rfManagers + "/" + m.Name() + "/VirtualMedia/" + rfCdID
-	connected := "NotConnected"
+	// No media reads as null, as DMTF's schema and real BMCs have it.
+	connected, image, imageName := "NotConnected", any(nil), any(nil)
 	if v.Inserted {
-		connected = "URI"
+		connected, image, imageName = "URI", v.Image, v.ImageName
 	}
 	writeJSON(w, http.StatusOK, obj{
 		"@odata.type":       "#VirtualMedia.v1_4_0.VirtualMedia",
@@ -755,8 +756,8 @@ func (s *Server) getVirtualMedia(w http.ResponseWriter, r *http.Request, m *Mach
 		"Id":                rfCdID,
 		"Name":              "Virtual CD",
 		"MediaTypes":        []string{"CD", "DVD"},
-		"Image":             v.Image,
-		"ImageName":         v.ImageName,
+		"Image":             image,
+		"ImageName":         imageName,
 		"ConnectedVia":      connected,
 		"Inserted":          v.Inserted,
 		"WriteProtected":    v.WriteProtected,

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -176,7 +177,10 @@ func (b *qemuBackend) args(req BootRequest, persistent bool, qmp string) []strin
 		"-serial", "chardev:console",
 		"-chardev", "socket,id=qmp,path=" + qmp,
 		"-mon", "chardev=qmp,mode=control",
-		"-boot", bootArg(req, persistent),
+	}
+	uefi := b.q.Firmware == "uefi"
+	if !uefi {
+		a = append(a, "-boot", bootArg(req, persistent))
 	}
 	if accel == "tcg" {
 		// RDRAND for the guest's random pool (qemu-lab.md).
@@ -189,14 +193,38 @@ func (b *qemuBackend) args(req BootRequest, persistent bool, qmp string) []strin
 			"-drive", "if=pflash,format=raw,unit=0,readonly=on,file="+qemuEscape(b.q.OVMFCode),
 			"-drive", "if=pflash,format=raw,unit=1,file="+qemuEscape(b.vars))
 	}
+	// SeaBIOS follows -boot; OVMF follows only bootindex, so under UEFI the
+	// chosen device gets bootindex 0 and the rest follow disk, CD, network.
+	order := bootOrder(req.Device, len(b.disks), len(b.mc.MACs))
+	bootindex := func(dev string) string {
+		if !uefi {
+			return ""
+		}
+		return ",bootindex=" + strconv.Itoa(order[dev])
+	}
 	for i, d := range b.disks {
-		a = append(a, "-drive", "file="+qemuEscape(d)+",format=raw,if=virtio,index="+strconv.Itoa(i))
+		id := "disk" + strconv.Itoa(i)
+		if uefi {
+			a = append(a, "-drive", "file="+qemuEscape(d)+",format=raw,if=none,id="+id,
+				"-device", "virtio-blk-pci,drive="+id+bootindex(id))
+		} else {
+			a = append(a, "-drive", "file="+qemuEscape(d)+",format=raw,if=virtio,index="+strconv.Itoa(i))
+		}
 	}
-	cd := "if=ide,index=2,media=cdrom,readonly=on"
+	cdFile := ""
 	if req.ISO != "" {
-		cd += ",format=raw,file=" + qemuEscape(req.ISO)
+		cdFile = ",format=raw,file=" + qemuEscape(req.ISO)
 	}
-	a = append(a, "-drive", cd)
+	if uefi {
+		bus := "ide.1" // pc: secondary IDE master, where -cdrom goes
+		if b.q.Machine == "q35" {
+			bus = "ide.2" // q35: the AHCI port -cdrom uses
+		}
+		a = append(a, "-drive", "if=none,id=cd0,media=cdrom,readonly=on"+cdFile,
+			"-device", "ide-cd,drive=cd0,bus="+bus+bootindex("cd0"))
+	} else {
+		a = append(a, "-drive", "if=ide,index=2,media=cdrom,readonly=on"+cdFile)
+	}
 	for i, mac := range b.mc.MACs {
 		id := "net" + strconv.Itoa(i)
 		if len(b.q.Taps) > 0 {
@@ -204,12 +232,39 @@ func (b *qemuBackend) args(req BootRequest, persistent bool, qmp string) []strin
 		} else {
 			a = append(a, "-netdev", "user,id="+id+",restrict=on")
 		}
-		a = append(a, "-device", b.q.NICModel+",netdev="+id+",mac="+strings.ToLower(mac))
+		a = append(a, "-device", b.q.NICModel+",netdev="+id+",mac="+strings.ToLower(mac)+bootindex(id))
 	}
 	if b.q.IPMIDevice {
 		a = append(a, "-device", "ipmi-bmc-sim,id=bmc0", "-device", "isa-ipmi-kcs,bmc=bmc0")
 	}
 	return append(a, b.q.ExtraArgs...)
+}
+
+// bootOrder gives each device id (disk<i>, cd0, net<i>) its bootindex: the
+// chosen device's first, then disks, CD, NICs.
+func bootOrder(dev BootDevice, disks, nics int) map[string]int {
+	var ids []string
+	for i := range disks {
+		ids = append(ids, "disk"+strconv.Itoa(i))
+	}
+	ids = append(ids, "cd0")
+	for i := range nics {
+		ids = append(ids, "net"+strconv.Itoa(i))
+	}
+	first := map[BootDevice]string{BootPxe: "net0", BootHdd: "disk0", BootCd: "cd0"}[dev]
+	order := map[string]int{}
+	n := 0
+	if first != "" && slices.Contains(ids, first) {
+		order[first] = n
+		n++
+	}
+	for _, id := range ids {
+		if _, done := order[id]; !done {
+			order[id] = n
+			n++
+		}
+	}
+	return order
 }
 
 // qemuProc is one running QEMU.

@@ -17,8 +17,8 @@ import (
 )
 
 // consoleBootTimeout bounds the wait for SeaBIOS to pick a boot device under
-// TCG (about 2 s alone; three VMs share two busy cores).
-const consoleBootTimeout = 60 * time.Second
+// TCG (SeaBIOS about 2 s, OVMF about 30 s alone; four VMs share two busy cores).
+const consoleBootTimeout = 90 * time.Second
 
 var bootingFrom = regexp.MustCompile(`Booting from ([^.\r\n]+)`)
 
@@ -84,11 +84,18 @@ func TestQEMU_PowerOnBootsTheChosenDevice(t *testing.T) {
 		}
 	})
 	cfg := Config{Username: "admin", Password: "vbmc-pass", Redfish: RedfishConfig{Listen: "127.0.0.1:0"}, StateDir: t.TempDir()}
-	for i, name := range []string{"pxe", "disk", "cd"} {
+	for i, name := range []string{"pxe", "disk", "cd", "uefi"} {
+		q := &QEMUConfig{Binary: qemu, Accel: "tcg"}
+		if name == "uefi" {
+			q.Machine, q.Firmware = "q35", "uefi"
+			if _, err := os.Stat("/usr/share/OVMF/OVMF_CODE_4M.fd"); err != nil {
+				ferrotest.SkipOrFail(t, "OVMF firmware missing (Debian package ovmf; .ci/run installs it): %v", err)
+			}
+		}
 		cfg.Machines = append(cfg.Machines, MachineConfig{
 			Name: name, Backend: BackendQEMU, IPMIListen: "127.0.0.1:0",
 			CPUs: 1, MemoryMB: 1024, MACs: []string{"52:54:00:51:00:0" + string(rune('1'+i))}, DisksGB: []int{1},
-			QEMU: &QEMUConfig{Binary: qemu, Accel: "tcg"},
+			QEMU: q,
 		})
 	}
 	srv, ready := startConfig(t, cfg)
@@ -143,5 +150,20 @@ func TestQEMU_PowerOnBootsTheChosenDevice(t *testing.T) {
 			t.Fatalf("after inserting the ISO and Cd once the VM booted from %q first:\n%s", first[1], log)
 		}
 		// Left running: stopping the server must kill it (checked at cleanup).
+	})
+	t.Run("uefi", func(t *testing.T) {
+		t.Parallel()
+		// Ironic's EFI flag with a one-time PXE boot on an OVMF (q35) VM.
+		ipmi := newIPMITool(t, ready.IPMI["uefi"], []string{"-I", "lanplus", "-C", "17"}, "vbmc-pass")
+		ipmi.must("chassis", "bootdev", "pxe", "options=efiboot")
+		ipmi.must("chassis", "power", "on")
+		addPid(qemuPid(srv.Machine("uefi")))
+		log := waitConsole(t, console("uefi"), regexp.MustCompile(`Features:[^\r\n]*\bEFI\b`))
+		if i := strings.Index(log, "BdsDxe:"); i >= 0 && i < strings.Index(log, "Features:") {
+			t.Fatalf("OVMF tried another boot option before iPXE:\n%s", log)
+		}
+		if lb := srv.Machine("uefi").LastBoot(); lb.Device != BootPxe || !lb.UEFI {
+			t.Fatalf("booted %+v, want PXE with the EFI flag", lb)
+		}
 	})
 }

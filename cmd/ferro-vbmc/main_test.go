@@ -63,7 +63,9 @@ func TestServe_WritesReadyFileAndStopsCleanly(t *testing.T) {
 	defer cancel()
 	var stdout, stderr syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"serve", "--config", path, "--ready-file", readyFile}, &stdout, &stderr) }()
+	go func() {
+		done <- run(ctx, []string{"serve", "--config", path, "--ready-file", readyFile}, &stdout, &stderr)
+	}()
 	deadline := time.After(30 * time.Second)
 	for !strings.Contains(stdout.String(), ReadyPrefix) {
 		select {

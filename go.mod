@@ -9,6 +9,7 @@ require (
 	github.com/gophercloud/gophercloud/v2 v2.16.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/klauspost/compress v1.20.4
+	github.com/stmcginnis/gofish v0.26.0
 	go.uber.org/goleak v1.3.0
 	gopkg.in/ini.v1 v1.68.0
 	modernc.org/sqlite v1.62.0

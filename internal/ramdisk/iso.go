@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/diskfs/go-diskfs/backend/file"
-	"github.com/diskfs/go-diskfs/filesystem/fat32"
+	"github.com/diskfs/go-diskfs/filesystem/fat16"
 	"github.com/diskfs/go-diskfs/filesystem/iso9660"
 )
 
@@ -45,8 +45,9 @@ type ISOOptions struct {
 	TempDir string
 }
 
-// espSize is the FAT image holding BOOTX64.EFI for UEFI El Torito. It
-// stays under 32 MiB, the most an El Torito entry's sector count can say.
+// espSize is the FAT16 image holding BOOTX64.EFI for UEFI El Torito: big
+// enough for GRUB, small enough for an El Torito sector count. (OVMF
+// rejects a FAT32 this small: too few clusters for FAT32.)
 const espSize = 8 << 20
 
 // cmdlineUnsafe are characters isolinux.cfg or grub.cfg would interpret.
@@ -66,6 +67,51 @@ func CheckCmdline(cmdline string) error {
 	return nil
 }
 
+func (o ISOOptions) withDefaults() ISOOptions {
+	if !o.BIOS && !o.UEFI {
+		o.BIOS, o.UEFI = true, true
+	}
+	o.ISOLINUX = or(o.ISOLINUX, DebianISOLINUX)
+	o.LDLINUX = or(o.LDLINUX, DebianLDLINUX)
+	o.GRUBEFI = or(o.GRUBEFI, DebianGRUBEFI)
+	o.VolumeID = or(o.VolumeID, "FERRO_RAMDISK")
+	return o
+}
+
+// CheckLoaders says which boot loader file o needs and lacks, naming the
+// Debian package that provides it, or returns nil.
+func CheckLoaders(o ISOOptions) error {
+	o = o.withDefaults()
+	if o.BIOS {
+		if err := checkFile(o.ISOLINUX, "isolinux.bin (Debian package isolinux)"); err != nil {
+			return err
+		}
+		if err := checkFile(o.LDLINUX, "ldlinux.c32 (Debian package syslinux-common)"); err != nil {
+			return err
+		}
+	}
+	if o.UEFI {
+		if err := checkFile(o.GRUBEFI, "GRUB EFI CD image (Debian package grub-efi-amd64-bin)"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkFile(path, what string) error {
+	if path == "" {
+		return fmt.Errorf("build ISO: no %s given", what)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("build ISO: %s: %w", what, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("build ISO: %s %s is not a regular file", what, path)
+	}
+	return nil
+}
+
 // BuildISO writes a bootable ISO 9660 image to out (atomically: a
 // temporary file renamed onto it). It holds /vmlinuz, /initrd, isolinux
 // with its config for BIOS and an EFI System Partition image with GRUB
@@ -74,30 +120,15 @@ func BuildISO(ctx context.Context, out string, o ISOOptions) (err error) {
 	if err := CheckCmdline(o.Cmdline); err != nil {
 		return err
 	}
-	if !o.BIOS && !o.UEFI {
-		o.BIOS, o.UEFI = true, true
+	o = o.withDefaults()
+	if err := checkFile(o.Kernel, "kernel"); err != nil {
+		return err
 	}
-	o.ISOLINUX = or(o.ISOLINUX, DebianISOLINUX)
-	o.LDLINUX = or(o.LDLINUX, DebianLDLINUX)
-	o.GRUBEFI = or(o.GRUBEFI, DebianGRUBEFI)
-	o.VolumeID = or(o.VolumeID, "FERRO_RAMDISK")
-	need := []struct{ path, what string }{{o.Kernel, "kernel"}, {o.Initramfs, "initramfs"}}
-	if o.BIOS {
-		need = append(need, struct{ path, what string }{o.ISOLINUX, "isolinux.bin (Debian package isolinux)"},
-			struct{ path, what string }{o.LDLINUX, "ldlinux.c32 (Debian package syslinux-common)"})
+	if err := checkFile(o.Initramfs, "initramfs"); err != nil {
+		return err
 	}
-	if o.UEFI {
-		need = append(need, struct{ path, what string }{o.GRUBEFI, "GRUB EFI CD image (Debian package grub-efi-amd64-bin)"})
-	}
-	for _, n := range need {
-		if n.path == "" {
-			return fmt.Errorf("build ISO: no %s given", n.what)
-		}
-		if fi, err := os.Stat(n.path); err != nil {
-			return fmt.Errorf("build ISO: %s: %w", n.what, err)
-		} else if !fi.Mode().IsRegular() {
-			return fmt.Errorf("build ISO: %s %s is not a regular file", n.what, n.path)
-		}
+	if err := CheckLoaders(o); err != nil {
+		return err
 	}
 
 	tmpDir := or(o.TempDir, filepath.Dir(out))
@@ -191,7 +222,7 @@ func buildESP(path, grub string) error {
 	if err := img.Truncate(espSize); err != nil {
 		return err
 	}
-	fs, err := fat32.Create(file.New(img, false), espSize, 0, 512, "FERRO_ESP", true)
+	fs, err := fat16.Create(file.New(img, false), espSize, 0, 512, "FERRO_ESP", true)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -280,16 +281,42 @@ func (c *Client) httpClient(ep Endpoint) (*http.Client, error) {
 	tr.MaxIdleConnsPerHost = 4
 	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: ep.Insecure} //nolint:gosec // redfish_verify_ca=false asks for it
 	if ep.CAFile != "" {
-		pem, err := os.ReadFile(ep.CAFile)
+		pool, err := caPool(ep.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("read CA bundle %s: %w", ep.CAFile, err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("CA bundle %s has no PEM certificate", ep.CAFile)
+			return nil, err
 		}
 		tlsCfg.RootCAs = pool
 	}
 	tr.TLSClientConfig = tlsCfg
 	return &http.Client{Transport: tolerantTransport{next: tr}, Timeout: c.opts.RequestTimeout}, nil
+}
+
+// caPool reads a CA bundle file, or every file of a directory of them.
+func caPool(path string) (*x509.CertPool, error) {
+	files := []string{path}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return nil, fmt.Errorf("read CA directory %s: %w", path, err)
+		}
+		files = files[:0]
+		for _, e := range entries {
+			if e.Type().IsRegular() {
+				files = append(files, filepath.Join(path, e.Name()))
+			}
+		}
+	}
+	pool := x509.NewCertPool()
+	found := false
+	for _, f := range files {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("read CA bundle %s: %w", f, err)
+		}
+		found = pool.AppendCertsFromPEM(pem) || found
+	}
+	if !found {
+		return nil, fmt.Errorf("CA bundle %s has no PEM certificate", path)
+	}
+	return pool, nil
 }

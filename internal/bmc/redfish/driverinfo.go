@@ -98,10 +98,10 @@ func ParseDriverInfo(info map[string]any, defaultAuth string) (Endpoint, error) 
 		case string:
 			if b, err := strconv.ParseBool(x); err == nil || isBoolWord(x) {
 				ep.Insecure = !(b || strings.EqualFold(x, "yes") || strings.EqualFold(x, "on"))
-			} else if fi, err := os.Stat(x); err == nil && !fi.IsDir() {
+			} else if _, err := os.Stat(x); err == nil {
 				ep.CAFile = x
 			} else {
-				bad = append(bad, fmt.Sprintf("driver_info[redfish_verify_ca] %q is neither a boolean nor a readable CA bundle file", x))
+				bad = append(bad, fmt.Sprintf("driver_info[redfish_verify_ca] %q is neither a boolean nor an existing CA bundle file or directory", x))
 			}
 		default:
 			bad = append(bad, fmt.Sprintf("driver_info[redfish_verify_ca] must be a boolean or a CA bundle path, not %T", v))

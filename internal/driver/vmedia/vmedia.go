@@ -108,9 +108,12 @@ func (b *Boot) check(t *driver.Task) (*plan, error) {
 		invalid = append(invalid, err.Error())
 	}
 	p.ep = ep
-	if v, ok := t.Node.DriverInfo["deploy_iso"]; ok && v != nil && v != "" {
-		invalid = append(invalid, "driver_info[deploy_iso] is set, but a prebuilt ISO cannot carry the inspection callback URL and token: "+
-			"ferro builds the ISO itself from deploy_kernel and deploy_ramdisk; unset deploy_iso")
+	for _, key := range []string{"deploy_iso", "redfish_deploy_iso"} {
+		if v, ok := t.Node.DriverInfo[key]; !ok || v == nil || v == "" {
+			continue
+		}
+		invalid = append(invalid, "driver_info["+key+"] is set, but a prebuilt ISO cannot carry the inspection callback URL and token: "+
+			"ferro builds the ISO itself from deploy_kernel and deploy_ramdisk; unset "+key)
 	}
 	if b.o.Images == nil {
 		invalid = append(invalid, "no deploy image support configured")

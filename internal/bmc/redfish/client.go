@@ -68,6 +68,7 @@ type Client struct {
 type conn struct {
 	key      string
 	api      *gofish.APIClient
+	st       *stats
 	lastUsed time.Time
 }
 
@@ -158,33 +159,41 @@ func retryable(err error) bool {
 // do runs fn against the BMC with a connected client: connection errors
 // and 5xx are retried with backoff up to ConnectionAttempts; a 401 on a
 // cached connection (an expired session) drops it and reconnects once.
+// What the transport saw decides, not only the error: gofish folds the
+// errors of collection members into a plain message.
 func (c *Client) do(ctx context.Context, ep Endpoint, step string, fn func(api *gofish.APIClient) error) error {
 	wait := c.opts.ConnectionRetryInterval
 	renewed := false
 	var err error
 	for attempt := 1; ; attempt++ {
-		var cn *conn
-		var cached bool
-		cn, cached, err = c.conn(ctx, ep)
+		cn, cached, st, cerr := c.conn(ctx, ep)
+		before := st.snapshot()
+		err = cerr
 		if err == nil {
 			err = fn(cn.api.WithContext(ctx))
-			if err != nil && status(err) == http.StatusUnauthorized {
-				c.drop(cn)
-				if cached && !renewed {
-					renewed = true
-					c.log.InfoContext(ctx, "redfish session refused, logging in again", "bmc", ep.Address)
-					attempt--
-					continue
-				}
+		}
+		seen := st.snapshot().since(before)
+		unauthorized := err != nil && (status(err) == http.StatusUnauthorized || seen.unauthorized > 0)
+		if unauthorized && cn != nil {
+			c.drop(cn)
+			if cached && !renewed {
+				renewed = true
+				c.log.InfoContext(ctx, "redfish session refused, logging in again", "bmc", ep.Address)
+				attempt--
+				continue
 			}
 		}
 		if err == nil {
 			return nil
 		}
-		if status(err) == http.StatusUnauthorized {
+		if unauthorized {
 			return &Error{BMC: ep.Address, Step: step, Err: fmt.Errorf("%w: check redfish_username and redfish_password", ErrUnauthorized)}
 		}
-		if !retryable(err) || attempt >= c.opts.ConnectionAttempts {
+		again := retryable(err) || (ctx.Err() == nil && (seen.serverErrors > 0 || seen.netErrors > 0))
+		if !again || attempt >= c.opts.ConnectionAttempts {
+			if again {
+				err = fmt.Errorf("after %d attempts: %w", c.opts.ConnectionAttempts, err)
+			}
 			break
 		}
 		c.log.WarnContext(ctx, "redfish request failed, retrying", "bmc", ep.Address, "step", step,
@@ -196,35 +205,33 @@ func (c *Client) do(ctx context.Context, ep Endpoint, step string, fn func(api *
 		}
 		wait = min(2*wait, 30*time.Second)
 	}
-	if retryable(err) {
-		err = fmt.Errorf("after %d attempts: %w", c.opts.ConnectionAttempts, err)
-	}
 	return &Error{BMC: ep.Address, Step: step, Err: err}
 }
 
 // conn returns the cached connection for ep or makes one; cached says
 // which, so that a 401 on a fresh login is not retried.
-func (c *Client) conn(ctx context.Context, ep Endpoint) (*conn, bool, error) {
+func (c *Client) conn(ctx context.Context, ep Endpoint) (*conn, bool, *stats, error) {
 	key := cacheKey(ep)
 	c.mu.Lock()
 	if cn, ok := c.conns[key]; ok {
 		cn.lastUsed = time.Now()
 		c.mu.Unlock()
-		return cn, true, nil
+		return cn, true, cn.st, nil
 	}
 	c.mu.Unlock()
 
-	api, err := c.connect(ctx, ep)
+	st := &stats{}
+	api, err := c.connect(ctx, ep, st)
 	if err != nil {
-		return nil, false, err
+		return nil, false, st, err
 	}
-	cn := &conn{key: key, api: api, lastUsed: time.Now()}
+	cn := &conn{key: key, api: api, st: st, lastUsed: time.Now()}
 	c.mu.Lock()
 	if old, ok := c.conns[key]; ok {
 		// Another task logged in meanwhile: keep one session.
 		c.mu.Unlock()
 		go api.Logout()
-		return old, false, nil
+		return old, false, old.st, nil
 	}
 	if len(c.conns) >= c.opts.CacheSize {
 		var oldest *conn
@@ -238,7 +245,7 @@ func (c *Client) conn(ctx context.Context, ep Endpoint) (*conn, bool, error) {
 	}
 	c.conns[key] = cn
 	c.mu.Unlock()
-	return cn, false, nil
+	return cn, false, st, nil
 }
 
 // drop forgets a connection whose session the BMC no longer accepts.
@@ -252,8 +259,8 @@ func (c *Client) drop(cn *conn) {
 
 // connect logs in: basic auth, a session, or (auto) a session when the
 // service offers one and basic auth otherwise.
-func (c *Client) connect(ctx context.Context, ep Endpoint) (*gofish.APIClient, error) {
-	hc, err := c.httpClient(ep)
+func (c *Client) connect(ctx context.Context, ep Endpoint, st *stats) (*gofish.APIClient, error) {
+	hc, err := c.httpClient(ep, st)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +282,7 @@ func (c *Client) connect(ctx context.Context, ep Endpoint) (*gofish.APIClient, e
 	return api, nil
 }
 
-func (c *Client) httpClient(ep Endpoint) (*http.Client, error) {
+func (c *Client) httpClient(ep Endpoint, st *stats) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.ResponseHeaderTimeout = c.opts.RequestTimeout
 	tr.MaxIdleConnsPerHost = 4
@@ -288,7 +295,7 @@ func (c *Client) httpClient(ep Endpoint) (*http.Client, error) {
 		tlsCfg.RootCAs = pool
 	}
 	tr.TLSClientConfig = tlsCfg
-	return &http.Client{Transport: tolerantTransport{next: tr}, Timeout: c.opts.RequestTimeout}, nil
+	return &http.Client{Transport: tolerantTransport{next: tr, st: st}, Timeout: c.opts.RequestTimeout}, nil
 }
 
 // caPool reads a CA bundle file, or every file of a directory of them.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // maxBody bounds one response read from a BMC.
@@ -28,12 +29,41 @@ var numericKeys = map[string]bool{
 
 // tolerantTransport repairs sloppy JSON from a BMC (numbers sent as
 // strings) before gofish decodes it, and bounds what it reads.
-type tolerantTransport struct{ next http.RoundTripper }
+type tolerantTransport struct {
+	next http.RoundTripper
+	st   *stats
+}
+
+// stats counts what the transport saw, so that do can classify an
+// error gofish reports only as text.
+type stats struct{ unauthorized, serverErrors, netErrors atomic.Int64 }
+
+type statsSnapshot struct{ unauthorized, serverErrors, netErrors int64 }
+
+func (s *stats) snapshot() statsSnapshot {
+	return statsSnapshot{s.unauthorized.Load(), s.serverErrors.Load(), s.netErrors.Load()}
+}
+
+func (a statsSnapshot) since(b statsSnapshot) statsSnapshot {
+	return statsSnapshot{a.unauthorized - b.unauthorized, a.serverErrors - b.serverErrors, a.netErrors - b.netErrors}
+}
 
 func (t tolerantTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err != nil || resp.Body == nil || req.Method == http.MethodHead {
+	if err != nil {
+		if req.Context().Err() == nil {
+			t.st.netErrors.Add(1)
+		}
 		return resp, err
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized:
+		t.st.unauthorized.Add(1)
+	case resp.StatusCode >= 500:
+		t.st.serverErrors.Add(1)
+	}
+	if resp.Body == nil || req.Method == http.MethodHead {
+		return resp, nil
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt != "application/json" && !strings.HasSuffix(mt, "+json") {

@@ -22,6 +22,7 @@ import (
 	"github.com/ferrometal/ferro/internal/api/ironic"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	bmcipmi "github.com/ferrometal/ferro/internal/bmc/ipmi"
+	bmcredfish "github.com/ferrometal/ferro/internal/bmc/redfish"
 	"github.com/ferrometal/ferro/internal/conductor"
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
@@ -30,6 +31,8 @@ import (
 	"github.com/ferrometal/ferro/internal/driver/ipmi"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/driver/pxe"
+	rfdriver "github.com/ferrometal/ferro/internal/driver/redfish"
+	"github.com/ferrometal/ferro/internal/driver/vmedia"
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/neutron"
 	"github.com/ferrometal/ferro/internal/store"
@@ -337,10 +340,38 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 		dhcp = neutron.NewDHCPProvider(nc, time.Duration(cfg.Neutron.PortSetupDelay)*time.Second)
 	}
 	pxe.Register(reg, cfg, dhcp)
+	registerRedfish(reg, cfg, db, log)
 	if inspectClient != nil {
 		reg.RegisterInspect("inspector", inspect.New(cfg, inspectClient, db, log))
 	}
 	return reg, nil
+}
+
+// registerRedfish adds the redfish power, management and inspect
+// interfaces and the redfish-virtual-media boot interface, sharing one
+// Redfish client (one session per BMC).
+func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, log *slog.Logger) {
+	rc := cfg.Redfish
+	client := bmcredfish.New(bmcredfish.Options{
+		ConnectionAttempts:      rc.ConnectionAttempts,
+		ConnectionRetryInterval: time.Duration(rc.ConnectionRetryInterval) * time.Second,
+		CacheSize:               rc.ConnectionCacheSize,
+		Log:                     log,
+	})
+	o := rfdriver.Options{Client: client, AuthType: rc.AuthType, Log: log}
+	reg.RegisterPower("redfish", rfdriver.NewPower(o))
+	reg.RegisterManagement("redfish", rfdriver.NewManagement(o))
+	io := rfdriver.InspectOptions{Options: o, Ports: db}
+	if cfg.Inventory.DataBackend != "none" {
+		io.Inventory = db
+	}
+	reg.RegisterInspect("redfish", rfdriver.NewInspect(io))
+	images, _ := pxe.New(pxe.IPXE, cfg, nil)
+	reg.RegisterBoot(vmedia.Name, vmedia.New(vmedia.Options{
+		Images: images, Client: client, AuthType: rc.AuthType,
+		HTTPRoot: cfg.Deploy.HTTPRoot, HTTPURL: cfg.Deploy.HTTPURL,
+		KernelAppendParams: rc.KernelAppendParams, Debug: cfg.Default.Debug, Log: log,
+	}))
 }
 
 // inspectorClient is how the conductor's inspector interface reaches an

@@ -33,6 +33,7 @@ type Config struct {
 	DHCP         DHCP         `section:"dhcp"`
 	Inventory    Inventory    `section:"inventory"`
 	IPMI         IPMI         `section:"ipmi"`
+	Redfish      Redfish      `section:"redfish"`
 }
 
 // Default is [DEFAULT].
@@ -287,7 +288,7 @@ func Defaults() *Config {
 			EnabledHardwareTypes:        []string{"fake-hardware", "ipmi", "redfish"},
 			EnabledBootInterfaces:       []string{"fake", "pxe", "ipxe", "redfish-virtual-media"},
 			EnabledDeployInterfaces:     []string{"fake", "direct"},
-			EnabledInspectInterfaces:    []string{"fake", "no-inspect", "inspector"},
+			EnabledInspectInterfaces:    []string{"fake", "no-inspect", "inspector", "redfish"},
 			EnabledManagementInterfaces: []string{"fake", "ipmitool", "redfish"},
 			EnabledNetworkInterfaces:    []string{"noop", "flat", "neutron"},
 			EnabledPowerInterfaces:      []string{"fake", "ipmitool", "redfish"},
@@ -346,6 +347,7 @@ func Defaults() *Config {
 		DHCP:      DHCP{DHCPProvider: "none"},
 		Inventory: Inventory{DataBackend: "database"},
 		IPMI:      defaultIPMI(),
+		Redfish:   redfishDefaults(),
 	}
 }
 

@@ -26,7 +26,13 @@ const (
 	lanParamIP      = 3
 	lanParamMAC     = 5
 	ipmiTimeout     = 2 * time.Second
+	// ccInvalidCommand is the completion code of a command the BMC does
+	// not implement.
+	ccInvalidCommand = 0xc1
 )
+
+// errInvalidCommand is the BMC's "invalid command" completion code.
+var errInvalidCommand = errors.New("command not supported by the BMC")
 
 // ReadBMC asks the local BMC over /dev/ipmi0 (OpenIPMI, go-ipmi's open
 // interface) for its LAN addresses, trying channels 1–11 like IPA and
@@ -44,6 +50,9 @@ func ReadBMC(ctx context.Context) (*BMC, error) {
 	bmc := &BMC{Address: "0.0.0.0", V6Address: "::/0"}
 	for ch := uint8(1); ch <= 11; ch++ {
 		ip, err := lanParam(ctx, &b, ch, lanParamIP, 4)
+		if errors.Is(err, errInvalidCommand) {
+			break // the BMC has no LAN configuration at all
+		}
 		if err != nil {
 			continue
 		}
@@ -73,6 +82,9 @@ func lanParam(ctx context.Context, b *open.DeviceBackend, channel, param uint8, 
 	}, ipmiTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("get LAN parameter %d of channel %d: %w", param, channel, err)
+	}
+	if len(resp) > 0 && resp[0] == ccInvalidCommand {
+		return nil, fmt.Errorf("get LAN parameter %d of channel %d: %w", param, channel, errInvalidCommand)
 	}
 	if len(resp) < 1 || resp[0] != 0 {
 		cc := -1

@@ -79,6 +79,27 @@ func Collect(ctx context.Context, log *slog.Logger, h Host, p Params, failures *
 	inv := &inventory.Inventory{Interfaces: []inventory.Interface{}, Disks: []inventory.Disk{}}
 	rep := &inventory.Report{Inventory: inv, BootInterface: p.BootIF}
 
+	// LLDP is a wait for frames: listen while the rest is collected.
+	type lldpResult struct {
+		raw map[string][]inventory.TLV
+		err error
+	}
+	var lldpDone chan lldpResult
+	if h.LLDP != nil && slices.Contains(collectors, CollectorLLDP) {
+		ifs, err := Interfaces(h.Root, nil)
+		if err == nil {
+			names := make([]string, 0, len(ifs))
+			for _, ifc := range ifs {
+				names = append(names, ifc.Name)
+			}
+			lldpDone = make(chan lldpResult, 1)
+			go func() {
+				raw, err := h.LLDP(ctx, names, p.LLDPTimeout)
+				lldpDone <- lldpResult{raw, err}
+			}()
+		}
+	}
+
 	smb, err := SMBIOS(h.Root)
 	if err != nil && !errors.Is(err, errNotFound) {
 		failures.Add(err)
@@ -131,17 +152,13 @@ func Collect(ctx context.Context, log *slog.Logger, h Host, p Params, failures *
 				rep.PCIDevices = devs
 			}
 		case CollectorLLDP:
-			if h.LLDP == nil {
+			if lldpDone == nil {
 				continue
 			}
 			ran = append(ran, c)
-			names := make([]string, 0, len(inv.Interfaces))
-			for _, ifc := range inv.Interfaces {
-				names = append(names, ifc.Name)
-			}
-			raw, err := h.LLDP(ctx, names, p.LLDPTimeout)
-			failures.Add(err)
-			rep.LLDPRaw = raw
+			r := <-lldpDone
+			failures.Add(r.err)
+			rep.LLDPRaw = r.raw
 		default:
 			log.Info("collector not implemented, skipped", "collector", c)
 		}

@@ -1,13 +1,11 @@
 package agent
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,57 +33,75 @@ func MountPseudoFS() error {
 	return errors.Join(errs...)
 }
 
-// LoadModules loads the kernel modules listed in root/callback.ModuleList
-// (paths relative to root, in dependency order) and then the named extra
-// modules, found by name in that list. A module already loaded (or built
-// in) is fine; a module whose hardware is absent may refuse to load, which
-// is logged, not failed. It returns how many it loaded.
+// LoadModules loads the kernel modules the machine needs from the list in
+// root/listFile (see ParseModuleList), as udev's coldplug would: in rounds,
+// the modules whose aliases match a device in root/sys (with their
+// dependencies), until a round finds no new device, since loading a bus
+// driver (virtio_pci) makes the devices its drivers bind to appear. extra
+// names modules to load regardless; "all" loads the whole list. A module
+// already loaded is fine; one that finds no device is logged. It returns
+// how many it loaded.
 func LoadModules(log *slog.Logger, root, listFile string, extra []string) (int, error) {
-	f, err := os.Open(filepath.Join(root, listFile))
+	b, err := os.ReadFile(filepath.Join(root, listFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil // not a ferro ramdisk: the kernel has what it has
 	}
 	if err != nil {
 		return 0, fmt.Errorf("read module list: %w", err)
 	}
-	defer f.Close()
-	var paths []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
-			paths = append(paths, l)
+	mods := ParseModuleList(string(b))
+	loaded := map[string]bool{}
+	count := 0
+	var errs []error
+	load := func(names []string) {
+		for _, m := range mods.Closure(names) {
+			if loaded[m.Name] {
+				continue
+			}
+			loaded[m.Name] = true
+			err := finitModule(filepath.Join(root, m.Path))
+			switch {
+			case err == nil:
+				count++
+				log.Debug("module loaded", "module", m.Name)
+			case errors.Is(err, unix.EEXIST):
+			case errors.Is(err, unix.ENODEV), errors.Is(err, unix.ENXIO), errors.Is(err, unix.ENOENT):
+				log.Debug("module found no device", "module", m.Name, "err", err)
+			default:
+				errs = append(errs, fmt.Errorf("load module %s: %w", m.Name, err))
+			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("read module list: %w", err)
-	}
-	byName := map[string]string{}
-	for _, p := range paths {
-		byName[ModuleName(p)] = p
-	}
-	var errs []error
+	var forced []string
 	for _, name := range extra {
-		p, ok := byName[strings.ReplaceAll(name, "-", "_")]
-		if !ok {
+		if name == "all" {
+			for _, m := range mods {
+				forced = append(forced, m.Name)
+			}
+			continue
+		}
+		n := ModuleName(name)
+		if mods.index(n) < 0 {
 			errs = append(errs, fmt.Errorf("load module %s: not in the ramdisk", name))
 			continue
 		}
-		paths = append(paths, p)
+		forced = append(forced, n)
 	}
-	loaded := 0
-	for _, p := range paths {
-		err := finitModule(filepath.Join(root, p))
-		switch {
-		case err == nil:
-			loaded++
-		case errors.Is(err, unix.EEXIST):
-		case errors.Is(err, unix.ENODEV), errors.Is(err, unix.ENXIO), errors.Is(err, unix.ENOENT):
-			log.Debug("module found no device", "module", ModuleName(p), "err", err)
-		default:
-			errs = append(errs, fmt.Errorf("load module %s: %w", ModuleName(p), err))
+	load(forced)
+	for round := 0; round < 8; round++ {
+		want := mods.Matching(Modaliases(root))
+		fresh := want[:0]
+		for _, n := range want {
+			if !loaded[n] {
+				fresh = append(fresh, n)
+			}
 		}
+		if len(fresh) == 0 {
+			break
+		}
+		load(fresh)
 	}
-	return loaded, errors.Join(errs...)
+	return count, errors.Join(errs...)
 }
 
 func finitModule(path string) error {
@@ -95,16 +111,6 @@ func finitModule(path string) error {
 	}
 	defer f.Close()
 	return unix.FinitModule(int(f.Fd()), "", 0)
-}
-
-// ModuleName is the kernel's name for a module file: the base name without
-// .ko (and compression suffix), dashes as underscores.
-func ModuleName(path string) string {
-	b := filepath.Base(path)
-	if i := strings.Index(b, ".ko"); i >= 0 {
-		b = b[:i]
-	}
-	return strings.ReplaceAll(b, "-", "_")
 }
 
 // PowerOff syncs and powers the machine off. It returns only on failure.

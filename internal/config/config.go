@@ -32,6 +32,7 @@ type Config struct {
 	Deploy       Deploy       `section:"deploy"`
 	DHCP         DHCP         `section:"dhcp"`
 	Inventory    Inventory    `section:"inventory"`
+	Redfish      Redfish      `section:"redfish"`
 }
 
 // Default is [DEFAULT].
@@ -271,7 +272,7 @@ func Defaults() *Config {
 			EnabledHardwareTypes:        []string{"fake-hardware", "ipmi", "redfish"},
 			EnabledBootInterfaces:       []string{"fake", "pxe", "ipxe", "redfish-virtual-media"},
 			EnabledDeployInterfaces:     []string{"fake", "direct"},
-			EnabledInspectInterfaces:    []string{"fake", "no-inspect", "inspector"},
+			EnabledInspectInterfaces:    []string{"fake", "no-inspect", "inspector", "redfish"},
 			EnabledManagementInterfaces: []string{"fake", "ipmitool", "redfish"},
 			EnabledNetworkInterfaces:    []string{"noop", "flat", "neutron"},
 			EnabledPowerInterfaces:      []string{"fake", "ipmitool", "redfish"},
@@ -326,6 +327,7 @@ func Defaults() *Config {
 		},
 		DHCP:      DHCP{DHCPProvider: "none"},
 		Inventory: Inventory{DataBackend: "database"},
+		Redfish:   redfishDefaults(),
 	}
 }
 

@@ -28,6 +28,8 @@ func ramdiskCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	agent := fs.String("agent", "", "ferro-agent binary (default: bin/ferro-agent next to this ferro, else built with go from the ferro checkout in the working directory)")
 	modules := fs.String("modules", "", "comma-separated kernel modules to carry instead of the default set")
 	extra := fs.String("extra-modules", "", "comma-separated kernel modules to carry besides the default set")
+	iso := fs.String("iso", "auto", "also write ferro-agent.iso for virtual media: yes, no, or auto (when Debian's isolinux, syslinux-common and grub-efi-amd64-bin are installed)")
+	isoCmdline := fs.String("iso-cmdline", ramdisk.DefaultISOCmdline, "kernel command line baked into the ISO")
 	cacheDir := fs.String("cache-dir", "", "where fetched kernels are kept (default: the user cache directory's ferro/kernels)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -36,11 +38,29 @@ func ramdiskCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "ferro ramdisk build: --out is required and no arguments are taken")
 		return 2
 	}
+	switch *iso {
+	case "yes", "no", "auto":
+	default:
+		fmt.Fprintf(stderr, "ferro ramdisk build: --iso %q: expected yes, no or auto\n", *iso)
+		return 2
+	}
 	if *kernel != "" && *kernelVersion != "" {
 		fmt.Fprintln(stderr, "ferro ramdisk build: --kernel and --kernel-version are exclusive")
 		return 2
 	}
-	o := ramdisk.BuildOptions{OutDir: *out, KernelVersion: *kernelVersion, CacheDir: *cacheDir, Agent: *agent}
+	o := ramdisk.BuildOptions{OutDir: *out, KernelVersion: *kernelVersion, CacheDir: *cacheDir, Agent: *agent, ISOCmdline: *isoCmdline}
+	if err := ramdisk.CheckCmdline(*isoCmdline); err != nil {
+		fmt.Fprintln(stderr, "ferro ramdisk build: --iso-cmdline:", err)
+		return 2
+	}
+	o.ISO = *iso == "yes"
+	if *iso == "auto" {
+		if err := ramdisk.CheckLoaders(ramdisk.ISOOptions{}); err != nil {
+			fmt.Fprintln(stderr, "ferro ramdisk build: no ISO:", err)
+		} else {
+			o.ISO = true
+		}
+	}
 	if *kernel != "" {
 		k, err := ramdisk.KernelFromPath(*kernel, *modulesDir)
 		if err != nil {
@@ -84,6 +104,9 @@ func ramdiskCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fmt.Fprintf(stdout, "kernel     %s (%s)\n", res.Kernel, mb(res.KernelBytes))
 	fmt.Fprintf(stdout, "initramfs  %s (%s; agent %s, %d modules)\n", res.Initramfs, mb(res.InitramfsBytes), mb(res.AgentBytes), len(res.Modules))
 	fmt.Fprintf(stdout, "total      %s\n", mb(res.KernelBytes+res.InitramfsBytes))
+	if res.ISO != "" {
+		fmt.Fprintf(stdout, "iso        %s (%s)\n", res.ISO, mb(res.ISOBytes))
+	}
 	fmt.Fprintf(stdout, "\n[conductor]\ndeploy_kernel = %s\ndeploy_ramdisk = %s\n", abs(res.Kernel), abs(res.Initramfs))
 	return 0
 }

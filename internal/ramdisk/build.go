@@ -33,12 +33,22 @@ type BuildOptions struct {
 	Modules      []string
 	ExtraModules []string
 	OutDir       string
+	// ISO also writes OutDir/ISOFile (BuildISO) booting with ISOCmdline.
+	ISO        bool
+	ISOCmdline string
 }
+
+// DefaultISOCmdline is the ISO's kernel command line when none is given:
+// the console on screen and on the first serial port. A virtual-media
+// driver that knows the callback URL builds its own ISO per node.
+const DefaultISOCmdline = "console=tty0 console=ttyS0,115200n8"
 
 // Result says what Build wrote.
 type Result struct {
 	Kernel, Initramfs string
+	ISO               string // "" when not built
 	KernelBytes       int64
+	ISOBytes          int64
 	InitramfsBytes    int64
 	AgentBytes        int64
 	Modules           []string
@@ -98,6 +108,19 @@ func Build(ctx context.Context, o BuildOptions) (*Result, error) {
 	res.InitramfsBytes, res.Modules = man.Bytes, man.Modules
 	if res.KernelBytes, err = copyAtomic(k.Image, res.Kernel); err != nil {
 		return nil, err
+	}
+	if o.ISO {
+		res.ISO = filepath.Join(o.OutDir, ISOFile)
+		cmdline := o.ISOCmdline
+		if cmdline == "" {
+			cmdline = DefaultISOCmdline
+		}
+		if err := BuildISO(ctx, res.ISO, ISOOptions{Kernel: res.Kernel, Initramfs: res.Initramfs, Cmdline: cmdline}); err != nil {
+			return nil, fmt.Errorf("ramdisk: ISO: %w", err)
+		}
+		if fi, err := os.Stat(res.ISO); err == nil {
+			res.ISOBytes = fi.Size()
+		}
 	}
 	return res, nil
 }

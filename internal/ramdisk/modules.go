@@ -1,6 +1,3 @@
-// Package ramdisk builds ferro's inspection ramdisk: a gzip'd newc cpio
-// whose /init is ferro-agent, with the kernel modules the agent needs, and
-// fetches a Debian kernel to boot it with.
 package ramdisk
 
 import (

@@ -92,6 +92,8 @@ type env struct {
 	cfg                *config.Config
 	tftpRoot, httpRoot string
 	images             string
+	// kernelSrc is the file the nodes' deploy kernel is a copy of.
+	kernelSrc string
 	events             *recorder
 	log                *slog.Logger
 	logBuf             *syncBuffer
@@ -129,7 +131,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { db.Close() })
 	e := &env{ns: ns, db: db, cfg: config.Defaults(), tftpRoot: filepath.Join(dir, "tftpboot"),
 		httpRoot: filepath.Join(dir, "httpboot"), images: filepath.Join(dir, "images"), events: newRecorder(),
-		logBuf: &syncBuffer{}}
+		logBuf: &syncBuffer{}, kernelSrc: "/usr/lib/ipxe/ipxe.lkrn"}
 	e.log = slog.New(slog.NewTextHandler(e.logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -196,7 +198,7 @@ func (e *env) addNode(t *testing.T, boot, state string, managed bool, macs ...st
 	// The "kernel" is iPXE in Linux kernel format, which iPXE and PXELINUX
 	// load and boot like a kernel; the "ramdisk" is random bytes.
 	if _, err := os.Stat(kernel); err != nil {
-		b, err := os.ReadFile("/usr/lib/ipxe/ipxe.lkrn")
+		b, err := os.ReadFile(e.kernelSrc)
 		if err != nil {
 			ferrotest.SkipOrFail(t, "Debian's ipxe package (ipxe.lkrn) is needed: %v", err)
 		}

@@ -9,13 +9,17 @@
 package netnstest
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -137,4 +141,22 @@ func (ns *NS) remove() {
 	if err := ip_(ns.t, "netns", "del", ns.Name); err != nil {
 		ns.t.Errorf("remove network namespace: %v", err)
 	}
+}
+
+// HTTPClient is an HTTP client whose connections are made inside the
+// namespace, for servers that listen only there.
+func (ns *NS) HTTPClient() *http.Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var c net.Conn
+			err := ns.Do(func() error {
+				var err error
+				c, err = (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, network, addr)
+				return err
+			})
+			return c, err
+		},
+		ResponseHeaderTimeout: time.Minute,
+	}
+	return &http.Client{Transport: tr, Timeout: 2 * time.Minute}
 }

@@ -94,9 +94,9 @@ type env struct {
 	images             string
 	// kernelSrc is the file the nodes' deploy kernel is a copy of.
 	kernelSrc string
-	events             *recorder
-	log                *slog.Logger
-	logBuf             *syncBuffer
+	events    *recorder
+	log       *slog.Logger
+	logBuf    *syncBuffer
 
 	svc    *netboot.Service
 	cancel context.CancelFunc
@@ -552,5 +552,3 @@ func TestHTTP_ServesRangesFromTheRootOnly(t *testing.T) {
 		}
 	}
 }
-
-

@@ -158,6 +158,14 @@ func (s *Service) close() {
 // API's mux when there is no HTTPListen.
 func (s *Service) HTTPHandler() http.Handler { return s.http }
 
+// RouterAdvertisements is how many router advertisements were sent.
+func (s *Service) RouterAdvertisements() uint64 {
+	if s.ra == nil {
+		return 0
+	}
+	return s.ra.Answered.Load()
+}
+
 // DHCP is the DHCP server (for its Stats and Release).
 func (s *Service) DHCP() *dhcp.Server { return s.dhcp }
 

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -132,6 +133,10 @@ func TestQEMU_BIOSiPXEBootsTheNodeScriptOverHTTP(t *testing.T) {
 	e.start(t, e.options(false))
 	v := e.startVM(t, "tap0", mac, bios)
 	e.waitPhases(t, v, n.UUID, netboot.PhaseDHCPOffer, netboot.PhaseBootScript, netboot.PhaseKernel, netboot.PhaseInitramfs)
+	// iPXE solicits a router before it configures IPv4.
+	if got := e.svc.RouterAdvertisements(); got == 0 {
+		t.Error("iPXE's router solicitations got no advertisement")
+	}
 }
 
 func TestQEMU_BIOSPXELINUXBootsOverTFTP(t *testing.T) {
@@ -162,5 +167,44 @@ func TestQEMU_UEFIPXEChainsSNPOnlyOverTFTP(t *testing.T) {
 	e.waitPhases(t, v, n.UUID, netboot.PhaseDHCPOffer, netboot.PhaseBootScript, netboot.PhaseKernel, netboot.PhaseInitramfs)
 	if !bytes.Contains([]byte(e.logBuf.String()), []byte("snponly.efi")) {
 		t.Errorf("snponly.efi was never served:\n%s", e.logBuf)
+	}
+}
+
+// TestQEMU_ProxyDHCPBesideBusyboxUdhcpd runs busybox's udhcpd as the
+// site's DHCP server and ferro in proxy mode: iPXE takes its address from
+// udhcpd and its boot file from ferro.
+func TestQEMU_ProxyDHCPBesideBusyboxUdhcpd(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	bb := ferrotest.RequireTool(t, "busybox")
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "udhcpd.conf")
+	os.WriteFile(filepath.Join(dir, "leases"), nil, 0o644)
+	os.WriteFile(conf, []byte("start 192.168.77.50\nend 192.168.77.60\ninterface br0\nmax_leases 10\n"+
+		"lease_file "+filepath.Join(dir, "leases")+"\nopt subnet 255.255.255.0\n"), 0o644)
+	site := e.ns.Command(bb, "udhcpd", "-f", conf)
+	var siteOut bytes.Buffer
+	site.Stdout, site.Stderr = &siteOut, &siteOut
+	site.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := site.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-site.Process.Pid, syscall.SIGKILL)
+		site.Wait()
+		if t.Failed() {
+			t.Logf("udhcpd output:\n%s", siteOut.String())
+		}
+	})
+	mac := "52:54:00:77:00:04"
+	n := e.addNode(t, "ipxe", states.InspectWait, true, mac)
+	e.start(t, e.options(true))
+	v := e.startVM(t, "tap0", mac, bios)
+	e.waitPhases(t, v, n.UUID, netboot.PhaseDHCPOffer, netboot.PhaseBootScript, netboot.PhaseKernel, netboot.PhaseInitramfs)
+	if l := leases(t, e.db); len(l) != 0 {
+		t.Errorf("proxy mode stored leases: %v", l)
+	}
+	if !strings.Contains(e.events.String(), "to 192.168.77.5") {
+		t.Errorf("the boot files were not fetched from an address udhcpd gave:\n%s", e.events)
 	}
 }

@@ -34,6 +34,7 @@ import (
 	rfdriver "github.com/ferrometal/ferro/internal/driver/redfish"
 	"github.com/ferrometal/ferro/internal/driver/vmedia"
 	"github.com/ferrometal/ferro/internal/inspector"
+	"github.com/ferrometal/ferro/internal/netboot"
 	"github.com/ferrometal/ferro/internal/neutron"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
@@ -210,8 +211,35 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		}
 	}
 
+	// The built-in netboot runs beside the API: its HTTP boot files are on
+	// the API port unless [deploy]http_listen is set.
+	var nb *netboot.Service
+	var nbOpts netboot.Options
+	if cfg.DHCP.DHCPProvider == "builtin" {
+		if nbOpts, err = netbootOptions(cfg, db, log); err != nil {
+			return err
+		}
+		if nb, err = netboot.New(nbOpts); err != nil {
+			return err
+		}
+		if err := nb.Listen(); err != nil {
+			return err
+		}
+		nbDone := make(chan error, 1)
+		go func() { nbDone <- nb.Serve(bgCtx) }()
+		defer func() {
+			bgCancel()
+			if err := <-nbDone; err != nil {
+				log.Error("netboot stopped with an error", "error", err)
+			}
+		}()
+	}
+
 	if has(roleAPI) {
 		mux := http.NewServeMux()
+		if nb != nil && nbOpts.HTTPListen == "" {
+			mux.Handle(nbOpts.HTTPPrefix, nb.HTTPHandler())
+		}
 		mux.Handle("/", ironic.New(ironic.Options{Store: db, Conductor: cond, Config: cfg, Log: log, Version: buildVersion()}))
 		if inspAPI != nil {
 			// All-in-one: the inspector's routes on the main port too, so one open port is enough.

@@ -34,6 +34,7 @@ type Config struct {
 	Inventory    Inventory    `section:"inventory"`
 	IPMI         IPMI         `section:"ipmi"`
 	Redfish      Redfish      `section:"redfish"`
+	Netboot      Netboot      `section:"netboot"`
 }
 
 // Default is [DEFAULT].
@@ -252,7 +253,12 @@ type PXE struct {
 	PXEBootfileName    string `ini:"pxe_bootfile_name"`
 	IPXEBootfileName   string `ini:"ipxe_bootfile_name"`
 	IPXEBootScript     string `ini:"ipxe_boot_script"`
-	ImageCacheSize     int    `ini:"image_cache_size"`
+	// UEFIIPXEBootfileName is the iPXE binary a UEFI PXE ROM chain-loads.
+	UEFIIPXEBootfileName string `ini:"uefi_ipxe_bootfile_name"`
+	// IPXEDir is where the built-in netboot finds iPXE and PXELINUX
+	// binaries to copy into the boot roots; empty means Debian's paths.
+	IPXEDir        string `ini:"ipxe_dir"`
+	ImageCacheSize int    `ini:"image_cache_size"`
 }
 
 // Deploy is [deploy].
@@ -261,6 +267,9 @@ type Deploy struct {
 	HTTPRoot string `ini:"http_root"`
 	// DefaultBootMode is the boot mode of a node that names none (bios or uefi).
 	DefaultBootMode string `ini:"default_boot_mode"`
+	// HTTPListen is where the built-in netboot serves http_root; empty
+	// means the API port, under http_url's path.
+	HTTPListen string `ini:"http_listen"`
 }
 
 // DHCP is [dhcp].
@@ -339,15 +348,17 @@ func Defaults() *Config {
 		},
 		Neutron: Neutron{AuthType: "none", Retries: 3, Timeout: 30, PortSetupDelay: 0},
 		PXE: PXE{
-			PXEBootfileName:    "pxelinux.0",
-			IPXEBootfileName:   "undionly.kpxe",
-			KernelAppendParams: "nofb nomodeset vga=normal",
+			PXEBootfileName:      "pxelinux.0",
+			IPXEBootfileName:     "undionly.kpxe",
+			UEFIIPXEBootfileName: "snponly.efi",
+			KernelAppendParams:   "nofb nomodeset vga=normal",
 		},
 		Deploy:    Deploy{DefaultBootMode: "uefi"},
 		DHCP:      DHCP{DHCPProvider: "none"},
 		Inventory: Inventory{DataBackend: "database"},
 		IPMI:      defaultIPMI(),
 		Redfish:   redfishDefaults(),
+		Netboot:   defaultNetboot(),
 	}
 }
 
@@ -551,7 +562,8 @@ func (c *Config) Validate() error {
 		{"[inspector]auth_type", c.Inspector.AuthType, []string{"none", "noauth", "http_basic"}},
 		{"[ironic]auth_type", c.Ironic.AuthType, []string{"none", "noauth", "http_basic"}},
 		{"[neutron]auth_type", c.Neutron.AuthType, []string{"none", "noauth", "password", "token"}},
-		{"[dhcp]dhcp_provider", c.DHCP.DHCPProvider, []string{"none", "neutron"}},
+		{"[dhcp]dhcp_provider", c.DHCP.DHCPProvider, []string{"none", "neutron", "builtin"}},
+		{"[netboot]mode", c.Netboot.Mode, []string{"dhcp", "proxy"}},
 		{"[inventory]data_backend", c.Inventory.DataBackend, []string{"none", "database"}},
 		{"[deploy]default_boot_mode", c.Deploy.DefaultBootMode, []string{"bios", "uefi"}},
 	} {

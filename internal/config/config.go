@@ -158,6 +158,12 @@ type Inspector struct {
 	CanManageBoot             bool     `ini:"can_manage_boot"`
 	IntrospectionDelay        int      `ini:"introspection_delay"`
 	Hooks                     []string `ini:"hooks" delim:","`
+	// Agent is the agent the inspection ramdisk runs, which decides whether
+	// a managed inspection issues a callback token: ironic-python-agent
+	// (none), ferro-agent (issued and required) or auto (ferro-agent when
+	// the deploy image's file name says so). driver_info[inspection_agent]
+	// overrides it per node.
+	Agent string `ini:"agent"`
 }
 
 // Ironic is [ironic]: how a standalone inspector reaches the bare metal API.
@@ -179,6 +185,11 @@ type Processing struct {
 	OverwriteExisting bool     `ini:"overwrite_existing"`
 	StoreData         string   `ini:"store_data"`
 	SkipBlockDevices  []string `ini:"skip_block_devices" delim:","`
+	// RamdiskLogsDir is where the ramdisk's logs are written, as
+	// ironic-inspector; empty means they are dropped.
+	RamdiskLogsDir            string `ini:"ramdisk_logs_dir"`
+	AlwaysStoreRamdiskLogs    bool   `ini:"always_store_ramdisk_logs"`
+	RamdiskLogsFilenameFormat string `ini:"ramdisk_logs_filename_format"`
 }
 
 // Hooks returns the processing hooks in order, with
@@ -304,6 +315,7 @@ func Defaults() *Config {
 			StatusCheckPeriod:  60,
 			CanManageBoot:      true,
 			IntrospectionDelay: 5,
+			Agent:              "auto",
 		},
 		Ironic: Ironic{AuthType: "none"},
 		Processing: Processing{
@@ -314,6 +326,8 @@ func Defaults() *Config {
 			UpdatePXEEnabled:       true,
 			OverwriteExisting:      true,
 			StoreData:              "database",
+			// ironic-inspector's default.
+			RamdiskLogsFilenameFormat: "{uuid}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz",
 		},
 		Capabilities: Capabilities{
 			CPUFlags: []string{"vmx:cpu_vt", "svm:cpu_vt", "aes:cpu_aes", "pse:cpu_hugepages", "pdpe1gb:cpu_hugepages_1g", "smx:cpu_txt"},
@@ -519,6 +533,7 @@ func (c *Config) Validate() error {
 		{"[neutron]auth_type", c.Neutron.AuthType, []string{"none", "noauth", "password", "token"}},
 		{"[dhcp]dhcp_provider", c.DHCP.DHCPProvider, []string{"none", "neutron"}},
 		{"[inventory]data_backend", c.Inventory.DataBackend, []string{"none", "database"}},
+		{"[inspector]agent", c.Inspector.Agent, []string{"auto", "ironic-python-agent", "ferro-agent"}},
 	} {
 		if !slices.Contains(opt.allowed, opt.val) {
 			bad("%s %q is not one of %s", opt.name, opt.val, strings.Join(opt.allowed, ", "))

@@ -3,10 +3,12 @@ package inspector_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -290,23 +292,54 @@ func TestStart_RestartReplacesLookupAttributesAndToken(t *testing.T) {
 	if err := r.svc.Start(ctx, n.UUID, false, "first"); err != nil {
 		t.Fatal(err)
 	}
-	// The operator replaced the NIC and restarted without a token.
+	// The operator replaced the NIC and the conductor restarted the
+	// inspection with a new token.
 	r.bm.mu.Lock()
 	r.bm.ports[n.UUID][0].Address = "52:54:00:00:00:99"
 	r.bm.mu.Unlock()
-	if err := r.svc.Start(ctx, n.UUID, false, ""); err != nil {
+	if err := r.svc.Start(ctx, n.UUID, false, "second"); err != nil {
 		t.Fatal(err)
 	}
 	in := r.introspection(t, n.UUID)
 	if diff := cmp.Diff([]string{"52:54:00:00:00:99"}, in.LookupMACs); diff != "" {
 		t.Errorf("lookup MACs (-want +got):\n%s", diff)
 	}
-	if in.TokenHash != nil {
-		t.Errorf("token of the previous introspection kept")
+	if want := sha256.Sum256([]byte("second")); !bytes.Equal(in.TokenHash, want[:]) {
+		t.Errorf("token hash is not the new token's")
 	}
 	matches, err := r.store.LookupIntrospections(ctx, []string{"52:54:00:00:00:01"}, nil)
 	if err != nil || len(matches) != 0 {
 		t.Errorf("old MAC still finds the node: %v %v", matches, err)
+	}
+}
+
+// A start without a token must not replace a running introspection that
+// has one (issue 10: the forged start + forged report sequence); once it
+// is aborted, it may.
+func TestStart_TokenlessCannotReplaceTokenBearingIntrospection(t *testing.T) {
+	r := newSvcRig(t)
+	ctx := context.Background()
+	n := r.node("52:54:00:12:34:56") // small-2nic.json's first NIC
+	if err := r.svc.Start(ctx, n.UUID, false, "secret"); err != nil {
+		t.Fatal(err)
+	}
+	err := r.svc.Start(ctx, n.UUID, false, "")
+	var e *inspector.Error
+	if !errors.As(err, &e) || e.Status != http.StatusConflict {
+		t.Fatalf("tokenless start over a token-bearing introspection: %v, want 409", err)
+	}
+	if in := r.introspection(t, n.UUID); in.TokenHash == nil || in.State != inspector.StateWaiting {
+		t.Fatalf("the running introspection changed: %+v", in)
+	}
+	// A report without the token is still refused.
+	if _, err := r.svc.Continue(ctx, readFixture(t, "small-2nic.json"), ""); !errors.As(err, &e) || e.Status != http.StatusForbidden {
+		t.Errorf("tokenless report: %v, want 403", err)
+	}
+	if err := r.svc.Abort(ctx, n.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.svc.Start(ctx, n.UUID, false, ""); err != nil {
+		t.Errorf("tokenless start after the abort: %v", err)
 	}
 }
 

@@ -106,6 +106,8 @@ func newRig(t *testing.T, tweak ...func(*config.Config)) *rig {
 	cfg.Inspector.StatusCheckPeriod = 86400
 	cfg.Inspector.IntrospectionDelay = 0
 	cfg.Inspector.AllowLoopbackCallback = true
+	// The rig's agent presents the token: managed inspections issue one.
+	cfg.Inspector.Agent = inspect.AgentFerro
 	for _, f := range tweak {
 		f(cfg)
 	}

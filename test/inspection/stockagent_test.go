@@ -202,6 +202,23 @@ func TestInspection_StockAgent(t *testing.T) {
 			if ps := ntr.Ports(t, url.Values{"network_id": {netID}, "device_id": {n.uuid}}); len(ps) != 0 {
 				t.Errorf("neutron ports left behind: %v", ps)
 			}
+			// The inspection's progress, in the node's history, in order.
+			var hist struct {
+				History []map[string]any `json:"history"`
+			}
+			l.must(http.MethodGet, "/v1/nodes/"+n.uuid+"/history?detail=true", nil, &hist)
+			var phases []string
+			for _, e := range hist.History {
+				if e["event_type"] == "inspection progress" {
+					ev, _ := e["event"].(string)
+					phase, _, _ := strings.Cut(ev, ":")
+					phases = append(phases, phase)
+				}
+			}
+			if diff := cmp.Diff([]string{"powered on", "report received", "processed", "network removed", "powered off"}, phases); diff != "" {
+				t.Errorf("inspection progress in the node history (-want +got):\n%s\nhistory: %v", diff, hist.History)
+			}
+
 			ports := l.portsOf(n)
 			if len(ports) != tc.wantPorts {
 				t.Errorf("ports after inspection: %d, want %d: %v", len(ports), tc.wantPorts, ports)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -64,7 +65,14 @@ type Options struct {
 	PublicEndpoint string
 	// MaxLimit caps list page sizes.
 	MaxLimit int
+	// ReportReadTimeout bounds how long reading one /v1/continue body may
+	// take (0: DefaultReportReadTimeout), so a client trickling its report
+	// cannot hold a connection and its buffer for long.
+	ReportReadTimeout time.Duration
 }
+
+// DefaultReportReadTimeout is enough for a 16 MiB report at 4 Mbit/s.
+const DefaultReportReadTimeout = 60 * time.Second
 
 type api struct {
 	Options
@@ -79,6 +87,9 @@ func New(o Options) http.Handler {
 	}
 	if o.MaxLimit <= 0 {
 		o.MaxLimit = 1000
+	}
+	if o.ReportReadTimeout <= 0 {
+		o.ReportReadTimeout = DefaultReportReadTimeout
 	}
 	a := &api{o}
 	mux := http.NewServeMux()
@@ -156,6 +167,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (read deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
@@ -387,11 +401,20 @@ func (a *api) reapply(w http.ResponseWriter, r *http.Request) {
 // cont is the agent's callback. It is the one unauthenticated write, so its
 // body is bounded before anything reads it.
 func (a *api) cont(w http.ResponseWriter, r *http.Request) {
+	// A deadline for the whole body (not supported, and not needed, on
+	// the in-process transport).
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(a.ReportReadTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxReportBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body is larger than %d bytes", MaxReportBytes))
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			a.Log.Warn("report body not received in time; connection closed", "timeout", a.ReportReadTimeout, "remote", r.RemoteAddr)
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestTimeout, fmt.Sprintf("The report was not received within %s", a.ReportReadTimeout))
 			return
 		}
 		writeError(w, http.StatusBadRequest, "Cannot read the request body")

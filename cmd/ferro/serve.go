@@ -173,7 +173,9 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		if has(roleConductor) || has(roleAPI) {
 			notify = func(uuid string) { cond.NotifyInspectionFinished(uuid) }
 		}
-		insp, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: log, Notify: notify})
+		insp, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: log, Notify: notify,
+			Progress:       conductor.NewProgress(db, cfg.Default.Host, log),
+			ExclusiveStore: strings.HasPrefix(cfg.Database.Connection, "sqlite")})
 		if err != nil {
 			return err
 		}
@@ -209,6 +211,10 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		if err := cond.Start(ctx); err != nil {
 			return err
 		}
+	}
+	if insp != nil {
+		// Reports a crashed run was processing: finish them now.
+		insp.Recover(ctx)
 	}
 
 	// The built-in netboot runs beside the API: its HTTP boot files are on
@@ -370,7 +376,9 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 	pxe.Register(reg, cfg, dhcp)
 	registerRedfish(reg, cfg, db, log)
 	if inspectClient != nil {
-		reg.RegisterInspect("inspector", inspect.New(cfg, inspectClient, db, log))
+		ins := inspect.New(cfg, inspectClient, db, log)
+		ins.Progress = conductor.NewProgress(db, cfg.Default.Host, log)
+		reg.RegisterInspect("inspector", ins)
 	}
 	return reg, nil
 }

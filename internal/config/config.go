@@ -171,6 +171,12 @@ type Inspector struct {
 	CanManageBoot             bool     `ini:"can_manage_boot"`
 	IntrospectionDelay        int      `ini:"introspection_delay"`
 	Hooks                     []string `ini:"hooks" delim:","`
+	// Agent is the agent the inspection ramdisk runs, which decides whether
+	// a managed inspection issues a callback token: ironic-python-agent
+	// (none), ferro-agent (issued and required) or auto (ferro-agent when
+	// the deploy image's file name says so). driver_info[inspection_agent]
+	// overrides it per node.
+	Agent string `ini:"agent"`
 }
 
 // Ironic is [ironic]: how a standalone inspector reaches the bare metal API.
@@ -195,6 +201,11 @@ type Processing struct {
 	// MaxConcurrentReports bounds the agent reports read and decoded at
 	// once (a ferro option); 0 means twice the number of CPUs.
 	MaxConcurrentReports int `ini:"max_concurrent_reports"`
+	// RamdiskLogsDir is where the ramdisk's logs are written, as
+	// ironic-inspector; empty means they are dropped.
+	RamdiskLogsDir            string `ini:"ramdisk_logs_dir"`
+	AlwaysStoreRamdiskLogs    bool   `ini:"always_store_ramdisk_logs"`
+	RamdiskLogsFilenameFormat string `ini:"ramdisk_logs_filename_format"`
 }
 
 // Hooks returns the processing hooks in order, with
@@ -332,6 +343,7 @@ func Defaults() *Config {
 			StatusCheckPeriod:  60,
 			CanManageBoot:      true,
 			IntrospectionDelay: 5,
+			Agent:              "auto",
 		},
 		Ironic: Ironic{AuthType: "none"},
 		Processing: Processing{
@@ -342,6 +354,8 @@ func Defaults() *Config {
 			UpdatePXEEnabled:       true,
 			OverwriteExisting:      true,
 			StoreData:              "database",
+			// ironic-inspector's default.
+			RamdiskLogsFilenameFormat: "{uuid}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz",
 		},
 		Capabilities: Capabilities{
 			CPUFlags: []string{"vmx:cpu_vt", "svm:cpu_vt", "aes:cpu_aes", "pse:cpu_hugepages", "pdpe1gb:cpu_hugepages_1g", "smx:cpu_txt"},
@@ -566,6 +580,7 @@ func (c *Config) Validate() error {
 		{"[netboot]mode", c.Netboot.Mode, []string{"dhcp", "proxy"}},
 		{"[inventory]data_backend", c.Inventory.DataBackend, []string{"none", "database"}},
 		{"[deploy]default_boot_mode", c.Deploy.DefaultBootMode, []string{"bios", "uefi"}},
+		{"[inspector]agent", c.Inspector.Agent, []string{"auto", "ironic-python-agent", "ferro-agent"}},
 	} {
 		if !slices.Contains(opt.allowed, opt.val) {
 			bad("%s %q is not one of %s", opt.name, opt.val, strings.Join(opt.allowed, ", "))

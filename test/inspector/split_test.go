@@ -103,6 +103,8 @@ func TestSplit_ManagedInspectionWithInspectorInItsOwnProcess(t *testing.T) {
 		"FERRO_INSPECTOR_ENDPOINT_OVERRIDE="+inspectorURL,
 		"FERRO_INSPECTOR_LISTEN_PORT="+strconv.Itoa(unusedPort),
 		"FERRO_INSPECTOR_ALLOW_LOOPBACK_CALLBACK=true",
+		// The stand-in agent presents the token, as ferro-agent does.
+		"FERRO_INSPECTOR_AGENT=ferro-agent",
 		"FERRO_INSPECTOR_STATUS_CHECK_PERIOD=1",
 		"FERRO_CONDUCTOR_FILE_URL_ALLOWED_PATHS="+images,
 		"FERRO_PXE_TFTP_ROOT="+tftpRoot,

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -73,12 +74,17 @@ type Options struct {
 	// so that memory stays bounded however many agents post together;
 	// 0 means twice the number of CPUs, at most 32.
 	MaxConcurrentReports int
-	// ReportReadTimeout bounds reading one report's body; 0 means 60 s.
+	// ReportReadTimeout bounds reading one report's body, from the moment it
+	// has a slot (0: DefaultReportReadTimeout), so a client trickling its
+	// report cannot hold a slot and its buffer for long.
 	ReportReadTimeout time.Duration
 	// ReportQueueTimeout is how long a report waits for a free slot before
 	// it is answered 503 (the agent retries); 0 means 30 s.
 	ReportQueueTimeout time.Duration
 }
+
+// DefaultReportReadTimeout is enough for a 16 MiB report at 4 Mbit/s.
+const DefaultReportReadTimeout = 60 * time.Second
 
 type api struct {
 	Options
@@ -103,7 +109,7 @@ func New(o Options) http.Handler {
 		o.MaxConcurrentReports = min(2*runtime.GOMAXPROCS(0), 32)
 	}
 	if o.ReportReadTimeout <= 0 {
-		o.ReportReadTimeout = 60 * time.Second
+		o.ReportReadTimeout = DefaultReportReadTimeout
 	}
 	if o.ReportQueueTimeout <= 0 {
 		o.ReportQueueTimeout = 30 * time.Second
@@ -184,6 +190,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (read deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
@@ -442,6 +451,12 @@ func (a *api) cont(w http.ResponseWriter, r *http.Request) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body is larger than %d bytes", MaxReportBytes))
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			a.Log.Warn("report body not received in time; connection closed", "timeout", a.ReportReadTimeout, "remote", r.RemoteAddr)
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestTimeout, fmt.Sprintf("The report was not received within %s", a.ReportReadTimeout))
 			return
 		}
 		writeError(w, http.StatusBadRequest, "Cannot read the request body")

@@ -32,6 +32,9 @@ type Config struct {
 	Deploy       Deploy       `section:"deploy"`
 	DHCP         DHCP         `section:"dhcp"`
 	Inventory    Inventory    `section:"inventory"`
+	// KeystoneAuthtoken and SSL are in security.go.
+	KeystoneAuthtoken KeystoneAuthtoken `section:"keystone_authtoken"`
+	SSL               SSL               `section:"ssl"`
 }
 
 // Default is [DEFAULT].
@@ -71,6 +74,11 @@ type Default struct {
 	DefaultRescueInterface     string `ini:"default_rescue_interface"`
 	DefaultStorageInterface    string `ini:"default_storage_interface"`
 	DefaultResourceClass       string `ini:"default_resource_class"`
+
+	// AuthStrategy is noauth, http_basic or keystone, for both APIs.
+	AuthStrategy string `ini:"auth_strategy"`
+	// HTTPBasicAuthUserFile is the Apache htpasswd file (bcrypt entries) of http_basic.
+	HTTPBasicAuthUserFile string `ini:"http_basic_auth_user_file"`
 }
 
 // Enabled returns the enabled implementations for an interface kind ("boot", "power", …).
@@ -114,6 +122,10 @@ type API struct {
 	MaxLimit int `ini:"max_limit"`
 	// PublicEndpoint is the base URL put in links; empty means the request's host.
 	PublicEndpoint string `ini:"public_endpoint"`
+	// EnableSSLAPI serves both APIs over TLS with [ssl]cert_file and key_file.
+	EnableSSLAPI bool `ini:"enable_ssl_api"`
+	// AllowInsecureNoauth permits noauth on a non-loopback address.
+	AllowInsecureNoauth bool `ini:"allow_insecure_noauth"`
 }
 
 // Database is [database].
@@ -148,6 +160,15 @@ type Inspector struct {
 	AuthType                  string   `ini:"auth_type"`
 	Username                  string   `ini:"username"`
 	Password                  string   `ini:"password" secret:"true"`
+	AuthURL                   string   `ini:"auth_url"`
+	ProjectName               string   `ini:"project_name"`
+	UserDomainName            string   `ini:"user_domain_name"`
+	ProjectDomainName         string   `ini:"project_domain_name"`
+	SystemScope               string   `ini:"system_scope"`
+	Token                     string   `ini:"token" secret:"true"`
+	RegionName                string   `ini:"region_name"`
+	CAFile                    string   `ini:"cafile"`
+	Insecure                  bool     `ini:"insecure"`
 	CallbackEndpointOverride  string   `ini:"callback_endpoint_override"`
 	ExtraKernelParams         string   `ini:"extra_kernel_params"`
 	PowerOff                  bool     `ini:"power_off"`
@@ -162,10 +183,19 @@ type Inspector struct {
 
 // Ironic is [ironic]: how a standalone inspector reaches the bare metal API.
 type Ironic struct {
-	EndpointOverride string `ini:"endpoint_override"`
-	AuthType         string `ini:"auth_type"`
-	Username         string `ini:"username"`
-	Password         string `ini:"password" secret:"true"`
+	EndpointOverride  string `ini:"endpoint_override"`
+	AuthType          string `ini:"auth_type"`
+	Username          string `ini:"username"`
+	Password          string `ini:"password" secret:"true"`
+	AuthURL           string `ini:"auth_url"`
+	ProjectName       string `ini:"project_name"`
+	UserDomainName    string `ini:"user_domain_name"`
+	ProjectDomainName string `ini:"project_domain_name"`
+	SystemScope       string `ini:"system_scope"`
+	Token             string `ini:"token" secret:"true"`
+	RegionName        string `ini:"region_name"`
+	CAFile            string `ini:"cafile"`
+	Insecure          bool   `ini:"insecure"`
 }
 
 // Processing is [processing] of ironic-inspector.
@@ -221,6 +251,9 @@ type Neutron struct {
 	ProjectDomainName               string   `ini:"project_domain_name"`
 	Token                           string   `ini:"token" secret:"true"`
 	RegionName                      string   `ini:"region_name"`
+	SystemScope                     string   `ini:"system_scope"`
+	CAFile                          string   `ini:"cafile"`
+	Insecure                        bool     `ini:"insecure"`
 	InspectionNetwork               string   `ini:"inspection_network"`
 	InspectionNetworkSecurityGroups []string `ini:"inspection_network_security_groups" delim:","`
 	AddAllPorts                     bool     `ini:"add_all_ports"`
@@ -282,6 +315,8 @@ func Defaults() *Config {
 			EnabledFirmwareInterfaces:   []string{"fake", "no-firmware"},
 			EnabledRescueInterfaces:     []string{"fake", "no-rescue"},
 			EnabledStorageInterfaces:    []string{"fake", "noop"},
+			AuthStrategy:                AuthNoauth,
+			HTTPBasicAuthUserFile:       "/etc/ironic/htpasswd",
 		},
 		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000},
 		Database: Database{},
@@ -326,6 +361,8 @@ func Defaults() *Config {
 		},
 		DHCP:      DHCP{DHCPProvider: "none"},
 		Inventory: Inventory{DataBackend: "database"},
+
+		KeystoneAuthtoken: defaultKeystoneAuthtoken(),
 	}
 }
 
@@ -352,6 +389,9 @@ func Load(path string, environ []string) (cfg *Config, unknown []string, err err
 		}
 	}
 	if err := applyEnv(f, environ, known); err != nil {
+		return nil, unknown, err
+	}
+	if err := checkIgnoredSecurity(f); err != nil {
 		return nil, unknown, err
 	}
 	cfg = Defaults()
@@ -514,9 +554,6 @@ func (c *Config) Validate() error {
 		{"[processing]add_ports", c.Processing.AddPorts, []string{"pxe", "active", "all", "disabled"}},
 		{"[processing]keep_ports", c.Processing.KeepPorts, []string{"all", "present", "added"}},
 		{"[processing]store_data", c.Processing.StoreData, []string{"none", "database"}},
-		{"[inspector]auth_type", c.Inspector.AuthType, []string{"none", "noauth", "http_basic"}},
-		{"[ironic]auth_type", c.Ironic.AuthType, []string{"none", "noauth", "http_basic"}},
-		{"[neutron]auth_type", c.Neutron.AuthType, []string{"none", "noauth", "password", "token"}},
 		{"[dhcp]dhcp_provider", c.DHCP.DHCPProvider, []string{"none", "neutron"}},
 		{"[inventory]data_backend", c.Inventory.DataBackend, []string{"none", "database"}},
 	} {
@@ -529,6 +566,7 @@ func (c *Config) Validate() error {
 			bad("[DEFAULT]default_%s_interface %q is not in enabled_%s_interfaces", kind, d, kind)
 		}
 	}
+	c.validateSecurity(bad)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/ferrometal/ferro/internal/driver/pxe"
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/neutron"
+	"github.com/ferrometal/ferro/internal/openstack"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 )
@@ -308,8 +309,12 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 // inspector: [inspector]endpoint_override, else the same-process inspector
 // through its handler (no socket), else none.
 func inspectorClient(cfg *config.Config, local http.Handler) (inspect.Client, error) {
-	o := inspect.ClientOptions{Endpoint: cfg.Inspector.EndpointOverride, AuthType: cfg.Inspector.AuthType,
-		Username: cfg.Inspector.Username, Password: cfg.Inspector.Password}
+	i := cfg.Inspector
+	o := inspect.ClientOptions{Endpoint: i.EndpointOverride, Auth: openstack.Options{
+		AuthType: i.AuthType, Username: i.Username, Password: i.Password, AuthURL: i.AuthURL,
+		ProjectName: i.ProjectName, UserDomainName: i.UserDomainName, ProjectDomainName: i.ProjectDomainName,
+		SystemScope: i.SystemScope, Token: i.Token, RegionName: i.RegionName, CAFile: i.CAFile, Insecure: i.Insecure,
+	}}
 	if o.Endpoint == "" {
 		if local == nil {
 			return nil, nil
@@ -325,8 +330,12 @@ func inspectorClient(cfg *config.Config, local http.Handler) (inspect.Client, er
 // has the API role.
 func inspectorBareMetal(cfg *config.Config, db store.Store, cond func() *conductor.Conductor, hasAPI bool) (inspector.BareMetal, error) {
 	if cfg.Ironic.EndpointOverride != "" {
-		return inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: cfg.Ironic.EndpointOverride,
-			AuthType: cfg.Ironic.AuthType, Username: cfg.Ironic.Username, Password: cfg.Ironic.Password})
+		i := cfg.Ironic
+		return inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: i.EndpointOverride, Auth: openstack.Options{
+			AuthType: i.AuthType, Username: i.Username, Password: i.Password, AuthURL: i.AuthURL,
+			ProjectName: i.ProjectName, UserDomainName: i.UserDomainName, ProjectDomainName: i.ProjectDomainName,
+			SystemScope: i.SystemScope, Token: i.Token, RegionName: i.RegionName, CAFile: i.CAFile, Insecure: i.Insecure,
+		}})
 	}
 	if !hasAPI {
 		return nil, errors.New("the inspector role without the api role needs [ironic]endpoint_override")

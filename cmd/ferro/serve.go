@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -138,6 +139,18 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	if err := defaultPaths(cfg, dataDir); err != nil {
 		return err
 	}
+	var listeners []string
+	if has(roleAPI) {
+		listeners = append(listeners, net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port)))
+	}
+	if has(roleInspector) && cfg.Inspector.ListenPort != 0 {
+		listeners = append(listeners, net.JoinHostPort(cfg.Inspector.ListenAddress, strconv.Itoa(cfg.Inspector.ListenPort)))
+	}
+	sec, err := newSecurity(cfg, listeners, log)
+	if err != nil {
+		return err
+	}
+	log.Info("authentication", "auth_strategy", cfg.Default.AuthStrategy, "tls", cfg.API.EnableSSLAPI)
 	db, err := sqlstore.Open(ctx, cfg.Database.Connection, sqlstore.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
@@ -206,7 +219,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 			}
 		}
 		addr := net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port))
-		srv, err := listen(addr, mux, log, "api")
+		srv, err := listen(addr, sec.apiHandler(mux), sec.tlsConfig(), log, "api")
 		if err != nil {
 			return err
 		}
@@ -214,12 +227,13 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}
 	if inspAPI != nil && cfg.Inspector.ListenPort != 0 {
 		addr := net.JoinHostPort(cfg.Inspector.ListenAddress, strconv.Itoa(cfg.Inspector.ListenPort))
-		srv, err := listen(addr, inspAPI, log, "inspector")
+		srv, err := listen(addr, sec.inspectorHandler(inspAPI), sec.tlsConfig(), log, "inspector")
 		if err != nil {
 			return err
 		}
 		servers = append(servers, srv)
 	}
+	sec.watchSIGHUP(ctx)
 	log.Info("ferro started", "roles", strings.Join(roles, ","), "version", buildVersion())
 
 	<-ctx.Done()
@@ -243,10 +257,13 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 }
 
 // listen binds addr now (so a busy port fails start-up) and serves in the background.
-func listen(addr string, h http.Handler, log *slog.Logger, name string) (*http.Server, error) {
+func listen(addr string, h http.Handler, tlsConf *tls.Config, log *slog.Logger, name string) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen for %s on %s: %w", name, addr, err)
+	}
+	if tlsConf != nil {
+		ln = tls.NewListener(ln, tlsConf)
 	}
 	srv := &http.Server{
 		Addr:              addr,
@@ -254,6 +271,7 @@ func listen(addr string, h http.Handler, log *slog.Logger, name string) (*http.S
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		TLSConfig:         tlsConf,
 	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

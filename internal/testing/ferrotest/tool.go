@@ -38,6 +38,8 @@ var debianPackage = map[string]string{
 	"postgres":           "postgresql",
 	"neutron-server":     "neutron-server",
 	"qemu-system-x86_64": "qemu-system-x86",
+	"htpasswd":           "apache2-utils",
+	"keystone-manage":    "keystone",
 }
 
 // RequireTool returns the absolute path of the executable name, looked up in

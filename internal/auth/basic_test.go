@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,23 +14,8 @@ import (
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 )
 
-// htpasswd writes a user file with Apache's htpasswd (bcrypt, -B), the
-// tool operators use, so the parsing is tested against what ferro did not write.
 func htpasswd(t *testing.T, flag string, users ...string) string {
-	t.Helper()
-	bin := ferrotest.RequireTool(t, "htpasswd")
-	path := filepath.Join(t.TempDir(), "htpasswd")
-	for i := 0; i < len(users); i += 2 {
-		args := []string{"-b", flag}
-		if i == 0 {
-			args = append(args, "-c")
-		}
-		args = append(args, path, users[i], users[i+1])
-		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
-			t.Fatalf("htpasswd: %v: %s", err, out)
-		}
-	}
-	return path
+	return ferrotest.Htpasswd(t, []string{flag}, users...)
 }
 
 func basicRequest(user, password string) *http.Request {

@@ -12,16 +12,17 @@ require (
 	github.com/insomniacslk/dhcp v0.0.0-20260901064844-234b97448fae
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/klauspost/compress v1.20.4
+	github.com/mdlayher/ndp v1.1.0
 	github.com/mdlayher/packet v1.2.0
+	github.com/pin/tftp/v3 v3.1.0
 	github.com/stmcginnis/gofish v0.26.0
 	github.com/u-root/u-root v0.16.0
 	github.com/vishvananda/netlink v1.3.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/crypto v0.58.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.49.0
-	github.com/mdlayher/ndp v1.1.0
-	github.com/pin/tftp/v3 v3.1.0
 	gopkg.in/ini.v1 v1.68.0
 	modernc.org/sqlite v1.62.0
 )
@@ -38,7 +39,6 @@ require (
 	github.com/kr/pretty v0.3.0 // indirect
 	github.com/kr/text v0.2.0 // indirect
 	github.com/mattn/go-colorable v0.1.13 // indirect
-	github.com/josharian/native v1.1.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mattn/go-runewidth v0.0.16 // indirect
 	github.com/mdlayher/socket v0.7.0 // indirect

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,6 +37,7 @@ import (
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/netboot"
 	"github.com/ferrometal/ferro/internal/neutron"
+	"github.com/ferrometal/ferro/internal/openstack"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 	"golang.org/x/net/netutil"
@@ -144,6 +146,18 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	if err := defaultPaths(cfg, dataDir); err != nil {
 		return err
 	}
+	var listeners []string
+	if has(roleAPI) {
+		listeners = append(listeners, net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port)))
+	}
+	if has(roleInspector) && cfg.Inspector.ListenPort != 0 {
+		listeners = append(listeners, net.JoinHostPort(cfg.Inspector.ListenAddress, strconv.Itoa(cfg.Inspector.ListenPort)))
+	}
+	sec, err := newSecurity(cfg, listeners, log)
+	if err != nil {
+		return err
+	}
+	log.Info("authentication", "auth_strategy", cfg.Default.AuthStrategy, "tls", cfg.API.EnableSSLAPI)
 	db, err := sqlstore.Open(ctx, cfg.Database.Connection, sqlstore.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
@@ -254,7 +268,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 			}
 		}
 		addr := net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port))
-		srv, err := listen(addr, mux, listenLimits(cfg), log, "api")
+		srv, err := listen(addr, sec.apiHandler(mux), sec.tlsConfig(), listenLimits(cfg), log, "api")
 		if err != nil {
 			return err
 		}
@@ -262,12 +276,13 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}
 	if inspAPI != nil && cfg.Inspector.ListenPort != 0 {
 		addr := net.JoinHostPort(cfg.Inspector.ListenAddress, strconv.Itoa(cfg.Inspector.ListenPort))
-		srv, err := listen(addr, inspAPI, listenLimits(cfg), log, "inspector")
+		srv, err := listen(addr, sec.inspectorHandler(inspAPI), sec.tlsConfig(), listenLimits(cfg), log, "inspector")
 		if err != nil {
 			return err
 		}
 		servers = append(servers, srv)
 	}
+	sec.watchSIGHUP(ctx)
 	log.Info("ferro started", "roles", strings.Join(roles, ","), "version", buildVersion())
 
 	<-ctx.Done()
@@ -312,12 +327,15 @@ func listenLimits(cfg *config.Config) limits {
 // the whole request within the socket timeout), a write deadline and an idle
 // timeout, and the listener accepts at most maxConns at once, so slow or
 // idle clients cannot pile up.
-func listen(addr string, h http.Handler, lim limits, log *slog.Logger, name string) (*http.Server, error) {
+func listen(addr string, h http.Handler, tlsConf *tls.Config, lim limits, log *slog.Logger, name string) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen for %s on %s: %w", name, addr, err)
 	}
 	ln = netutil.LimitListener(ln, lim.maxConns)
+	if tlsConf != nil {
+		ln = tls.NewListener(ln, tlsConf)
+	}
 	srv := &http.Server{
 		Addr:              addr,
 		Handler:           h,
@@ -327,6 +345,7 @@ func listen(addr string, h http.Handler, lim limits, log *slog.Logger, name stri
 		IdleTimeout:       lim.socketTimeout,
 		MaxHeaderBytes:    lim.maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		TLSConfig:         tlsConf,
 	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -414,8 +433,12 @@ func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, l
 // inspector: [inspector]endpoint_override, else the same-process inspector
 // through its handler (no socket), else none.
 func inspectorClient(cfg *config.Config, local http.Handler) (inspect.Client, error) {
-	o := inspect.ClientOptions{Endpoint: cfg.Inspector.EndpointOverride, AuthType: cfg.Inspector.AuthType,
-		Username: cfg.Inspector.Username, Password: cfg.Inspector.Password}
+	i := cfg.Inspector
+	o := inspect.ClientOptions{Endpoint: i.EndpointOverride, Auth: openstack.Options{
+		AuthType: i.AuthType, Username: i.Username, Password: i.Password, AuthURL: i.AuthURL,
+		ProjectName: i.ProjectName, UserDomainName: i.UserDomainName, ProjectDomainName: i.ProjectDomainName,
+		SystemScope: i.SystemScope, Token: i.Token, RegionName: i.RegionName, CAFile: i.CAFile, Insecure: i.Insecure,
+	}}
 	if o.Endpoint == "" {
 		if local == nil {
 			return nil, nil
@@ -431,8 +454,12 @@ func inspectorClient(cfg *config.Config, local http.Handler) (inspect.Client, er
 // has the API role.
 func inspectorBareMetal(cfg *config.Config, db store.Store, cond func() *conductor.Conductor, hasAPI bool) (inspector.BareMetal, error) {
 	if cfg.Ironic.EndpointOverride != "" {
-		return inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: cfg.Ironic.EndpointOverride,
-			AuthType: cfg.Ironic.AuthType, Username: cfg.Ironic.Username, Password: cfg.Ironic.Password})
+		i := cfg.Ironic
+		return inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: i.EndpointOverride, Auth: openstack.Options{
+			AuthType: i.AuthType, Username: i.Username, Password: i.Password, AuthURL: i.AuthURL,
+			ProjectName: i.ProjectName, UserDomainName: i.UserDomainName, ProjectDomainName: i.ProjectDomainName,
+			SystemScope: i.SystemScope, Token: i.Token, RegionName: i.RegionName, CAFile: i.CAFile, Insecure: i.Insecure,
+		}})
 	}
 	if !hasAPI {
 		return nil, errors.New("the inspector role without the api role needs [ironic]endpoint_override")

@@ -35,6 +35,9 @@ type Config struct {
 	IPMI         IPMI         `section:"ipmi"`
 	Redfish      Redfish      `section:"redfish"`
 	Netboot      Netboot      `section:"netboot"`
+	// KeystoneAuthtoken and SSL are in security.go.
+	KeystoneAuthtoken KeystoneAuthtoken `section:"keystone_authtoken"`
+	SSL               SSL               `section:"ssl"`
 }
 
 // Default is [DEFAULT].
@@ -81,6 +84,10 @@ type Default struct {
 	ClientSocketTimeout int `ini:"client_socket_timeout"`
 	// MaxHeaderLine bounds the request headers, in bytes (oslo.service's name).
 	MaxHeaderLine int `ini:"max_header_line"`
+	// AuthStrategy is noauth, http_basic or keystone, for both APIs.
+	AuthStrategy string `ini:"auth_strategy"`
+	// HTTPBasicAuthUserFile is the Apache htpasswd file (bcrypt entries) of http_basic.
+	HTTPBasicAuthUserFile string `ini:"http_basic_auth_user_file"`
 }
 
 // Enabled returns the enabled implementations for an interface kind ("boot", "power", …).
@@ -127,6 +134,10 @@ type API struct {
 	// MaxConnections caps the open client connections of each listener (a
 	// ferro option); further clients wait in the kernel's accept queue.
 	MaxConnections int `ini:"max_connections"`
+	// EnableSSLAPI serves both APIs over TLS with [ssl]cert_file and key_file.
+	EnableSSLAPI bool `ini:"enable_ssl_api"`
+	// AllowInsecureNoauth permits noauth on a non-loopback address.
+	AllowInsecureNoauth bool `ini:"allow_insecure_noauth"`
 }
 
 // Database is [database].
@@ -161,6 +172,15 @@ type Inspector struct {
 	AuthType                  string   `ini:"auth_type"`
 	Username                  string   `ini:"username"`
 	Password                  string   `ini:"password" secret:"true"`
+	AuthURL                   string   `ini:"auth_url"`
+	ProjectName               string   `ini:"project_name"`
+	UserDomainName            string   `ini:"user_domain_name"`
+	ProjectDomainName         string   `ini:"project_domain_name"`
+	SystemScope               string   `ini:"system_scope"`
+	Token                     string   `ini:"token" secret:"true"`
+	RegionName                string   `ini:"region_name"`
+	CAFile                    string   `ini:"cafile"`
+	Insecure                  bool     `ini:"insecure"`
 	CallbackEndpointOverride  string   `ini:"callback_endpoint_override"`
 	ExtraKernelParams         string   `ini:"extra_kernel_params"`
 	PowerOff                  bool     `ini:"power_off"`
@@ -181,10 +201,19 @@ type Inspector struct {
 
 // Ironic is [ironic]: how a standalone inspector reaches the bare metal API.
 type Ironic struct {
-	EndpointOverride string `ini:"endpoint_override"`
-	AuthType         string `ini:"auth_type"`
-	Username         string `ini:"username"`
-	Password         string `ini:"password" secret:"true"`
+	EndpointOverride  string `ini:"endpoint_override"`
+	AuthType          string `ini:"auth_type"`
+	Username          string `ini:"username"`
+	Password          string `ini:"password" secret:"true"`
+	AuthURL           string `ini:"auth_url"`
+	ProjectName       string `ini:"project_name"`
+	UserDomainName    string `ini:"user_domain_name"`
+	ProjectDomainName string `ini:"project_domain_name"`
+	SystemScope       string `ini:"system_scope"`
+	Token             string `ini:"token" secret:"true"`
+	RegionName        string `ini:"region_name"`
+	CAFile            string `ini:"cafile"`
+	Insecure          bool   `ini:"insecure"`
 }
 
 // Processing is [processing] of ironic-inspector.
@@ -248,6 +277,9 @@ type Neutron struct {
 	ProjectDomainName               string   `ini:"project_domain_name"`
 	Token                           string   `ini:"token" secret:"true"`
 	RegionName                      string   `ini:"region_name"`
+	SystemScope                     string   `ini:"system_scope"`
+	CAFile                          string   `ini:"cafile"`
+	Insecure                        bool     `ini:"insecure"`
 	InspectionNetwork               string   `ini:"inspection_network"`
 	InspectionNetworkSecurityGroups []string `ini:"inspection_network_security_groups" delim:","`
 	AddAllPorts                     bool     `ini:"add_all_ports"`
@@ -321,6 +353,8 @@ func Defaults() *Config {
 			EnabledStorageInterfaces:    []string{"fake", "noop"},
 			ClientSocketTimeout:         60,
 			MaxHeaderLine:               16384,
+			AuthStrategy:                AuthNoauth,
+			HTTPBasicAuthUserFile:       "/etc/ironic/htpasswd",
 		},
 		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000, MaxConnections: 1024},
 		Database: Database{},
@@ -373,6 +407,8 @@ func Defaults() *Config {
 		IPMI:      defaultIPMI(),
 		Redfish:   redfishDefaults(),
 		Netboot:   defaultNetboot(),
+
+		KeystoneAuthtoken: defaultKeystoneAuthtoken(),
 	}
 }
 
@@ -399,6 +435,9 @@ func Load(path string, environ []string) (cfg *Config, unknown []string, err err
 		}
 	}
 	if err := applyEnv(f, environ, known); err != nil {
+		return nil, unknown, err
+	}
+	if err := checkIgnoredSecurity(f); err != nil {
 		return nil, unknown, err
 	}
 	cfg = Defaults()
@@ -573,9 +612,6 @@ func (c *Config) Validate() error {
 		{"[processing]add_ports", c.Processing.AddPorts, []string{"pxe", "active", "all", "disabled"}},
 		{"[processing]keep_ports", c.Processing.KeepPorts, []string{"all", "present", "added"}},
 		{"[processing]store_data", c.Processing.StoreData, []string{"none", "database"}},
-		{"[inspector]auth_type", c.Inspector.AuthType, []string{"none", "noauth", "http_basic"}},
-		{"[ironic]auth_type", c.Ironic.AuthType, []string{"none", "noauth", "http_basic"}},
-		{"[neutron]auth_type", c.Neutron.AuthType, []string{"none", "noauth", "password", "token"}},
 		{"[dhcp]dhcp_provider", c.DHCP.DHCPProvider, []string{"none", "neutron", "builtin"}},
 		{"[netboot]mode", c.Netboot.Mode, []string{"dhcp", "proxy"}},
 		{"[inventory]data_backend", c.Inventory.DataBackend, []string{"none", "database"}},
@@ -591,6 +627,7 @@ func (c *Config) Validate() error {
 			bad("[DEFAULT]default_%s_interface %q is not in enabled_%s_interfaces", kind, d, kind)
 		}
 	}
+	c.validateSecurity(bad)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
 	}

@@ -600,3 +600,17 @@ func (a *api) deleteRules(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// WriteError sends an error in ironic-inspector's body, for the layers in
+// front of the API handler (authentication) that answer before it runs.
+func WriteError(w http.ResponseWriter, status int, msg string) { writeError(w, status, msg) }
+
+// IsPath reports whether path is one of the inspector's routes (Paths).
+func IsPath(path string) bool {
+	for _, p := range Paths() {
+		if path == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(path, p)) {
+			return true
+		}
+	}
+	return false
+}

@@ -34,6 +34,8 @@ var debianPackage = map[string]string{
 	"baremetal":          "python3-ironicclient",
 	"ipmitool":           "ipmitool",
 	"ipmi_sim":           "openipmi",
+	"keystone-manage":    "keystone",
+	"uwsgi":              "uwsgi-plugin-python3",
 	"initdb":             "postgresql",
 	"pg_ctl":             "postgresql",
 	"postgres":           "postgresql",
@@ -45,6 +47,7 @@ var debianPackage = map[string]string{
 	"busybox":            "busybox",
 	"tftp":               "tftp-hpa",
 	"curl":               "curl",
+	"htpasswd":           "apache2-utils",
 }
 
 // RequireTool returns the absolute path of the executable name, looked up in

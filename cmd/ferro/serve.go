@@ -195,7 +195,8 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		}
 		defer insp.Close()
 		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit,
-			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports})
+			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports,
+			ReportReadTimeout:    time.Duration(cfg.Default.ClientSocketTimeout) * time.Second})
 		go insp.Run(bgCtx)
 	}
 

@@ -126,24 +126,31 @@ func run(bin, dir string, opts []Option) (*Sim, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s := &Sim{Address: "127.0.0.1", Username: cfg.user, Password: cfg.password, dir: dir,
-		out: &logBuffer{}, exited: make(chan struct{})}
-	port, err := freeUDPPort()
-	if err != nil {
-		return nil, err
+	// The free port can be taken by another process before ipmi_sim binds
+	// it (tests run in parallel); try another one then.
+	for attempt := 1; ; attempt++ {
+		s := &Sim{Address: "127.0.0.1", Username: cfg.user, Password: cfg.password, dir: dir,
+			out: &logBuffer{}, exited: make(chan struct{})}
+		port, err := freeUDPPort()
+		if err != nil {
+			return nil, err
+		}
+		s.Port = port
+		if err := s.write(cfg); err != nil {
+			return nil, err
+		}
+		if err := s.start(bin, cfg.quiet); err != nil {
+			return nil, err
+		}
+		if err := s.waitReady(); err != nil {
+			s.stop()
+			if attempt < 5 && strings.Contains(s.out.String(), "Address already in use") {
+				continue
+			}
+			return nil, fmt.Errorf("%w\nipmi_sim output:\n%s", err, tail(s.out.String(), 6000))
+		}
+		return s, nil
 	}
-	s.Port = port
-	if err := s.write(cfg); err != nil {
-		return nil, err
-	}
-	if err := s.start(bin, cfg.quiet); err != nil {
-		return nil, err
-	}
-	if err := s.waitReady(); err != nil {
-		s.stop()
-		return nil, fmt.Errorf("%w\nipmi_sim output:\n%s", err, tail(s.out.String(), 6000))
-	}
-	return s, nil
 }
 
 func freeUDPPort() (int, error) {

@@ -73,6 +73,8 @@ func (s *Server) redfishHandler() http.Handler {
 	mux.HandleFunc("GET "+rfSystems+"/{sys}/Storage", s.auth(s.machine(s.getStorages)))
 	mux.HandleFunc("GET "+rfSystems+"/{sys}/Storage/{id}", s.auth(s.machine(s.getStorage)))
 	mux.HandleFunc("GET "+rfSystems+"/{sys}/Storage/{id}/Drives/{drive}", s.auth(s.machine(s.getDrive)))
+	mux.HandleFunc("GET "+rfSystems+"/{sys}/Storage/{id}/Volumes", s.auth(s.machine(s.getVolumes)))
+	mux.HandleFunc("GET "+rfSystems+"/{sys}/Storage/{id}/Volumes/{drive}", s.auth(s.machine(s.getVolume)))
 	mux.HandleFunc("GET "+rfSystems+"/{sys}/Bios", s.auth(s.machine(s.getBios)))
 
 	mux.HandleFunc("GET "+rfManagers, s.auth(s.getManagers))
@@ -654,13 +656,57 @@ func (s *Server) getStorage(w http.ResponseWriter, r *http.Request, m *Machine) 
 		"Name":               "Local Storage Controller",
 		"Drives":             drives,
 		"Drives@odata.count": len(drives),
+		"Volumes":            link(p + "/Volumes"),
 		"Status":             enabledOK(),
 	})
 }
 
-func (s *Server) getDrive(w http.ResponseWriter, r *http.Request, m *Machine) {
+// diskIndex resolves Storage/{id}/…/{drive} to a disk index, or -1.
+func diskIndex(r *http.Request, m *Machine) int {
 	i, err := strconv.Atoi(r.PathValue("drive"))
 	if r.PathValue("id") != rfStorageID || err != nil || i < 0 || i >= len(m.Config.DisksGB) || strconv.Itoa(i) != r.PathValue("drive") {
+		return -1
+	}
+	return i
+}
+
+// getVolumes reports one raw volume per disk (sushy's volumes_sizes_bytes,
+// which Ironic's redfish inspection reads beside SimpleStorage).
+func (s *Server) getVolumes(w http.ResponseWriter, r *http.Request, m *Machine) {
+	if r.PathValue("id") != rfStorageID {
+		redfishError(w, http.StatusNotFound, "ResourceMissingAtURI", "no storage %q", r.PathValue("id"))
+		return
+	}
+	p := rfSystems + "/" + m.Name() + "/Storage/" + rfStorageID + "/Volumes"
+	var members []obj
+	for i := range m.Config.DisksGB {
+		members = append(members, link(p+"/"+strconv.Itoa(i)))
+	}
+	writeJSON(w, http.StatusOK, collection("#VolumeCollection.VolumeCollection", p, "Volume Collection", members))
+}
+
+func (s *Server) getVolume(w http.ResponseWriter, r *http.Request, m *Machine) {
+	i := diskIndex(r, m)
+	if i < 0 {
+		redfishError(w, http.StatusNotFound, "ResourceMissingAtURI", "no volume %q", r.PathValue("drive"))
+		return
+	}
+	p := rfSystems + "/" + m.Name() + "/Storage/" + rfStorageID
+	writeJSON(w, http.StatusOK, obj{
+		"@odata.type":   "#Volume.v1_3_0.Volume",
+		"@odata.id":     p + "/Volumes/" + strconv.Itoa(i),
+		"Id":            strconv.Itoa(i),
+		"Name":          "disk" + strconv.Itoa(i),
+		"CapacityBytes": diskBytes(m.Config.DisksGB[i]),
+		"VolumeType":    "RawDevice",
+		"Links":         obj{"Drives": []obj{link(p + "/Drives/" + strconv.Itoa(i))}},
+		"Status":        enabledOK(),
+	})
+}
+
+func (s *Server) getDrive(w http.ResponseWriter, r *http.Request, m *Machine) {
+	i := diskIndex(r, m)
+	if i < 0 {
 		redfishError(w, http.StatusNotFound, "ResourceMissingAtURI", "no drive %q", r.PathValue("drive"))
 		return
 	}

@@ -52,6 +52,10 @@ type Config struct {
 	Machines []vbmc.MachineConfig
 	// Debug runs ferro-vbmc with --debug (every request logged).
 	Debug bool
+	// Wrap is a command that runs ferro-vbmc, e.g. {"ip", "netns", "exec",
+	// "ns1"} so its VMs' taps are in a network namespace. It must exec
+	// ferro-vbmc (signals go to the process Start started).
+	Wrap []string
 }
 
 // FakeMachines returns n fake machines named prefix0…, each with 2 CPUs,
@@ -148,7 +152,8 @@ func Start(t testing.TB, cfg Config) *VBMC {
 	if cfg.Debug {
 		args = append(args, "--debug")
 	}
-	v.cmd = exec.Command(bin, args...)
+	argv := append(append(append([]string{}, cfg.Wrap...), bin), args...)
+	v.cmd = exec.Command(argv[0], argv[1:]...)
 	v.cmd.Stderr = v.out
 	setProcAttr(v.cmd)
 	stdout, err := v.cmd.StdoutPipe()

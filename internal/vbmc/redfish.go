@@ -132,31 +132,45 @@ func etagOf(data []byte) string {
 	return `W/"` + strconv.FormatUint(h.Sum64(), 16) + `"`
 }
 
-// writeJSON writes a resource with its ETag.
+// writeJSON writes a resource with an ETag over its JSON.
 func writeJSON(w http.ResponseWriter, status int, body any) {
+	writeJSONTag(w, status, body, "")
+}
+
+// writeJSONTag writes a resource with the given ETag (empty: over its JSON).
+func writeJSONTag(w http.ResponseWriter, status int, body any, etag string) {
 	data, err := json.Marshal(body)
 	if err != nil {
 		redfishError(w, http.StatusInternalServerError, "InternalError", "encode the response: %v", err)
 		return
 	}
+	if etag == "" {
+		etag = etagOf(data)
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("ETag", etagOf(data))
+	w.Header().Set("ETag", etag)
 	w.WriteHeader(status)
 	w.Write(data)
 }
 
+// systemETag covers what a PATCH can change, the boot override, and not
+// PowerState: a client that powered the system on and then PATCHes with
+// the ETag it read before (gofish does) is not refused for a change it made.
+func systemETag(m *Machine) string { return etagOfBoot(m.Boot()) }
+
+func etagOfBoot(b BootOverride) string {
+	data, _ := json.Marshal(b)
+	return etagOf(data)
+}
+
 // ifMatch checks an If-Match header against the resource's current ETag,
 // weak and strong forms alike (sushy retries a weak one as strong).
-func ifMatch(r *http.Request, current any) bool {
+func ifMatch(r *http.Request, current string) bool {
 	want := r.Header.Get("If-Match")
 	if want == "" || want == "*" {
 		return true
 	}
-	data, err := json.Marshal(current)
-	if err != nil {
-		return false
-	}
-	cur := strings.TrimPrefix(etagOf(data), "W/")
+	cur := strings.TrimPrefix(current, "W/")
 	for _, tag := range strings.Split(want, ",") {
 		if strings.TrimPrefix(strings.TrimSpace(tag), "W/") == cur {
 			return true
@@ -405,7 +419,7 @@ func (s *Server) getSystem(w http.ResponseWriter, r *http.Request, m *Machine) {
 		redfishError(w, http.StatusInternalServerError, "InternalError", "read the power state of %s: %v", m.Name(), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSONTag(w, http.StatusOK, body, systemETag(m))
 }
 
 // patchSystem sets the boot source override, the only writable property.
@@ -455,18 +469,10 @@ func (s *Server) patchSystem(w http.ResponseWriter, r *http.Request, m *Machine)
 	if _, hasEnabled := patch["BootSourceOverrideEnabled"]; !hasEnabled && next.Target != BootNone && cur.Enabled == BootDisabled {
 		next.Enabled = BootOnce
 	}
-	if r.Header.Get("If-Match") != "" {
-		current, err := s.systemJSON(r.Context(), m)
-		if err != nil {
-			redfishError(w, http.StatusInternalServerError, "InternalError", "read %s: %v", m.Name(), err)
-			return
-		}
-		if !ifMatch(r, current) {
-			redfishError(w, http.StatusPreconditionFailed, "PreconditionFailed", "If-Match does not match the current ETag of %s", m.Name())
-			return
-		}
+	if !ifMatch(r, etagOfBoot(cur)) || !m.compareAndSetBoot(cur, next) {
+		redfishError(w, http.StatusPreconditionFailed, "PreconditionFailed", "If-Match does not match the current ETag of %s (its boot override changed)", m.Name())
+		return
 	}
-	m.SetBoot(next)
 	s.log.Info("boot override set", "machine", m.Name(), "target", next.Target, "enabled", next.Enabled, "mode", next.Mode)
 	w.WriteHeader(http.StatusNoContent)
 }

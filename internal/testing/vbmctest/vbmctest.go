@@ -52,10 +52,12 @@ type Config struct {
 	Machines []vbmc.MachineConfig
 	// Debug runs ferro-vbmc with --debug (every request logged).
 	Debug bool
-	// Wrap is a command that runs ferro-vbmc, e.g. {"ip", "netns", "exec",
-	// "ns1"} so its VMs' taps are in a network namespace. It must exec
-	// ferro-vbmc (signals go to the process Start started).
-	Wrap []string
+	// Listen is the host the Redfish service and the IPMI endpoints
+	// without an ipmi_listen bind to (default 127.0.0.1).
+	Listen string
+	// Netns runs ferro-vbmc, and so its QEMU machines, inside this network
+	// namespace (ip netns exec), where their taps are.
+	Netns string
 }
 
 // FakeMachines returns n fake machines named prefix0…, each with 2 CPUs,
@@ -120,17 +122,20 @@ func Start(t testing.TB, cfg Config) *VBMC {
 		cfg.Password = "vbmc-secret"
 	}
 	dir := t.TempDir()
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1"
+	}
 	file := vbmc.Config{
 		Username: cfg.Username,
 		Password: cfg.Password,
-		Redfish:  vbmc.RedfishConfig{Listen: "127.0.0.1:0"},
+		Redfish:  vbmc.RedfishConfig{Listen: net.JoinHostPort(cfg.Listen, "0")},
 		StateDir: filepath.Join(dir, "state"),
 		Machines: make([]vbmc.MachineConfig, len(cfg.Machines)),
 	}
 	copy(file.Machines, cfg.Machines)
 	for i := range file.Machines {
 		if file.Machines[i].IPMIListen == "" {
-			file.Machines[i].IPMIListen = "127.0.0.1:0"
+			file.Machines[i].IPMIListen = net.JoinHostPort(cfg.Listen, "0")
 		}
 	}
 	data, err := json.MarshalIndent(file, "", "  ")
@@ -152,8 +157,10 @@ func Start(t testing.TB, cfg Config) *VBMC {
 	if cfg.Debug {
 		args = append(args, "--debug")
 	}
-	argv := append(append(append([]string{}, cfg.Wrap...), bin), args...)
-	v.cmd = exec.Command(argv[0], argv[1:]...)
+	v.cmd = exec.Command(bin, args...)
+	if cfg.Netns != "" {
+		v.cmd = exec.Command("ip", append([]string{"netns", "exec", cfg.Netns, bin}, args...)...)
+	}
 	v.cmd.Stderr = v.out
 	setProcAttr(v.cmd)
 	stdout, err := v.cmd.StdoutPipe()

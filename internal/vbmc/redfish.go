@@ -276,7 +276,7 @@ func (s *Server) getSessions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, collection("#SessionCollection.SessionCollection", rfSessions, "Session Collection", members))
 }
 
-func sessionJSON(sess session) obj {
+func sessionJSON(sess *session) obj {
 	return obj{
 		"@odata.type": "#Session.v1_3_0.Session",
 		"@odata.id":   rfSessions + "/" + sess.ID,
@@ -310,7 +310,7 @@ func (s *Server) postSession(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Auth-Token", token)
 	w.Header().Set("Location", rfSessions+"/"+sess.ID)
-	writeJSON(w, http.StatusCreated, sessionJSON(*sess))
+	writeJSON(w, http.StatusCreated, sessionJSON(sess))
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {

@@ -151,3 +151,32 @@ func TestIPMI_IPMIToolDrivesPowerAndBootDevice(t *testing.T) {
 		})
 	}
 }
+
+// TestIPMI_BootOverrideIsSharedWithRedfish sets the override with one
+// protocol and reads it with the other, both ways.
+func TestIPMI_BootOverrideIsSharedWithRedfish(t *testing.T) {
+	t.Parallel()
+	_, ready := startServer(t, "shared")
+	ipmi := newIPMITool(t, ready.IPMI["shared"], []string{"-I", "lanplus", "-C", "3"}, "vbmc-pass")
+	rf := &rfClient{t: t, base: ready.RedfishURL, user: "admin", pass: "vbmc-pass"}
+	boot := func() map[string]any {
+		_, _, body := rf.do("GET", "/redfish/v1/Systems/shared", nil)
+		b, _ := body["Boot"].(map[string]any)
+		return b
+	}
+
+	ipmi.must("chassis", "bootdev", "pxe", "options=efiboot")
+	if b := boot(); b["BootSourceOverrideTarget"] != "Pxe" || b["BootSourceOverrideEnabled"] != "Once" || b["BootSourceOverrideMode"] != "UEFI" {
+		t.Fatalf("Redfish Boot after ipmitool bootdev pxe efiboot: %v", b)
+	}
+	if st, _, _ := rf.do("PATCH", "/redfish/v1/Systems/shared", map[string]any{"Boot": map[string]string{
+		"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Continuous", "BootSourceOverrideMode": "Legacy"}}); st != 204 {
+		t.Fatalf("PATCH Boot: %d", st)
+	}
+	out := ipmi.must("chassis", "bootparam", "get", "5")
+	for _, want := range []string{"Boot Flag Valid", "Options apply to all future boots", "BIOS PC Compatible (legacy) boot", "Force Boot from CD/DVD"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bootparam get 5 after the Redfish PATCH lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func newIPMITool(t *testing.T, addr string, iface []string, password string) *ip
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append(append([]string{}, iface...), "-H", host, "-p", port, "-U", "admin", "-P", password, "-R", "2", "-N", "2")
+	args := append(append([]string{}, iface...), "-H", host, "-p", port, "-U", "admin", "-P", password, "-R", "3", "-N", "5")
 	return &ipmitool{t: t, bin: bin, args: args}
 }
 

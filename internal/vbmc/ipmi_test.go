@@ -23,7 +23,7 @@ func newIPMITool(t *testing.T, addr string, iface []string, password string) *ip
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append(append([]string{}, iface...), "-H", host, "-p", port, "-U", "admin", "-P", password, "-R", "2", "-N", "2")
+	args := append(append([]string{}, iface...), "-H", host, "-p", port, "-U", "admin", "-P", password, "-R", "3", "-N", "5")
 	return &ipmitool{t: t, bin: bin, args: args}
 }
 
@@ -54,6 +54,7 @@ var ipmiInterfaces = []struct {
 // ipmitool and Ironic send, over lanplus with cipher suites 3 and 17 and over
 // IPMI 1.5, and checks the machine's state after each.
 func TestIPMI_IPMIToolDrivesPowerAndBootDevice(t *testing.T) {
+	t.Parallel()
 	ferrotest.RequireTool(t, "ipmitool")
 	names := make([]string, len(ipmiInterfaces))
 	for i, c := range ipmiInterfaces {
@@ -148,5 +149,34 @@ func TestIPMI_IPMIToolDrivesPowerAndBootDevice(t *testing.T) {
 			}
 			power(false)
 		})
+	}
+}
+
+// TestIPMI_BootOverrideIsSharedWithRedfish sets the override with one
+// protocol and reads it with the other, both ways.
+func TestIPMI_BootOverrideIsSharedWithRedfish(t *testing.T) {
+	t.Parallel()
+	_, ready := startServer(t, "shared")
+	ipmi := newIPMITool(t, ready.IPMI["shared"], []string{"-I", "lanplus", "-C", "3"}, "vbmc-pass")
+	rf := &rfClient{t: t, base: ready.RedfishURL, user: "admin", pass: "vbmc-pass"}
+	boot := func() map[string]any {
+		_, _, body := rf.do("GET", "/redfish/v1/Systems/shared", nil)
+		b, _ := body["Boot"].(map[string]any)
+		return b
+	}
+
+	ipmi.must("chassis", "bootdev", "pxe", "options=efiboot")
+	if b := boot(); b["BootSourceOverrideTarget"] != "Pxe" || b["BootSourceOverrideEnabled"] != "Once" || b["BootSourceOverrideMode"] != "UEFI" {
+		t.Fatalf("Redfish Boot after ipmitool bootdev pxe efiboot: %v", b)
+	}
+	if st, _, _ := rf.do("PATCH", "/redfish/v1/Systems/shared", map[string]any{"Boot": map[string]string{
+		"BootSourceOverrideTarget": "Cd", "BootSourceOverrideEnabled": "Continuous", "BootSourceOverrideMode": "Legacy"}}); st != 204 {
+		t.Fatalf("PATCH Boot: %d", st)
+	}
+	out := ipmi.must("chassis", "bootparam", "get", "5")
+	for _, want := range []string{"Boot Flag Valid", "Options apply to all future boots", "BIOS PC Compatible (legacy) boot", "Force Boot from CD/DVD"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bootparam get 5 after the Redfish PATCH lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -275,10 +275,27 @@ func (m *Machine) Boot() BootOverride {
 func (m *Machine) SetBoot(b BootOverride) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.boot = normalizeBoot(b)
+}
+
+// compareAndSetBoot replaces the boot override with next if it is still
+// old, so a PATCH checked against an ETag cannot overwrite a change made
+// meanwhile.
+func (m *Machine) compareAndSetBoot(old, next BootOverride) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.boot != old {
+		return false
+	}
+	m.boot = normalizeBoot(next)
+	return true
+}
+
+func normalizeBoot(b BootOverride) BootOverride {
 	if b.Enabled == BootDisabled || b.Target == BootNone {
 		b.Target, b.Enabled = BootNone, BootDisabled
 	}
-	m.boot = b
+	return b
 }
 
 // LastBoot returns what the last power-on or reset booted from.

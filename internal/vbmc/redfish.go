@@ -73,6 +73,8 @@ func (s *Server) redfishHandler() http.Handler {
 	mux.HandleFunc("GET "+rfSystems+"/{sys}/Storage", s.auth(s.machine(s.getStorages)))
 	mux.HandleFunc("GET "+rfSystems+"/{sys}/Storage/{id}", s.auth(s.machine(s.getStorage)))
 	mux.HandleFunc("GET "+rfSystems+"/{sys}/Storage/{id}/Drives/{drive}", s.auth(s.machine(s.getDrive)))
+	mux.HandleFunc("GET "+rfSystems+"/{sys}/Storage/{id}/Volumes", s.auth(s.machine(s.getVolumes)))
+	mux.HandleFunc("GET "+rfSystems+"/{sys}/Storage/{id}/Volumes/{drive}", s.auth(s.machine(s.getVolume)))
 	mux.HandleFunc("GET "+rfSystems+"/{sys}/Bios", s.auth(s.machine(s.getBios)))
 
 	mux.HandleFunc("GET "+rfManagers, s.auth(s.getManagers))
@@ -130,31 +132,45 @@ func etagOf(data []byte) string {
 	return `W/"` + strconv.FormatUint(h.Sum64(), 16) + `"`
 }
 
-// writeJSON writes a resource with its ETag.
+// writeJSON writes a resource with an ETag over its JSON.
 func writeJSON(w http.ResponseWriter, status int, body any) {
+	writeJSONTag(w, status, body, "")
+}
+
+// writeJSONTag writes a resource with the given ETag (empty: over its JSON).
+func writeJSONTag(w http.ResponseWriter, status int, body any, etag string) {
 	data, err := json.Marshal(body)
 	if err != nil {
 		redfishError(w, http.StatusInternalServerError, "InternalError", "encode the response: %v", err)
 		return
 	}
+	if etag == "" {
+		etag = etagOf(data)
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("ETag", etagOf(data))
+	w.Header().Set("ETag", etag)
 	w.WriteHeader(status)
 	w.Write(data)
 }
 
+// systemETag covers what a PATCH can change, the boot override, and not
+// PowerState: a client that powered the system on and then PATCHes with
+// the ETag it read before (gofish does) is not refused for a change it made.
+func systemETag(m *Machine) string { return etagOfBoot(m.Boot()) }
+
+func etagOfBoot(b BootOverride) string {
+	data, _ := json.Marshal(b)
+	return etagOf(data)
+}
+
 // ifMatch checks an If-Match header against the resource's current ETag,
 // weak and strong forms alike (sushy retries a weak one as strong).
-func ifMatch(r *http.Request, current any) bool {
+func ifMatch(r *http.Request, current string) bool {
 	want := r.Header.Get("If-Match")
 	if want == "" || want == "*" {
 		return true
 	}
-	data, err := json.Marshal(current)
-	if err != nil {
-		return false
-	}
-	cur := strings.TrimPrefix(etagOf(data), "W/")
+	cur := strings.TrimPrefix(current, "W/")
 	for _, tag := range strings.Split(want, ",") {
 		if strings.TrimPrefix(strings.TrimSpace(tag), "W/") == cur {
 			return true
@@ -260,7 +276,7 @@ func (s *Server) getSessions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, collection("#SessionCollection.SessionCollection", rfSessions, "Session Collection", members))
 }
 
-func sessionJSON(sess session) obj {
+func sessionJSON(sess *session) obj {
 	return obj{
 		"@odata.type": "#Session.v1_3_0.Session",
 		"@odata.id":   rfSessions + "/" + sess.ID,
@@ -294,7 +310,7 @@ func (s *Server) postSession(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("X-Auth-Token", token)
 	w.Header().Set("Location", rfSessions+"/"+sess.ID)
-	writeJSON(w, http.StatusCreated, sessionJSON(*sess))
+	writeJSON(w, http.StatusCreated, sessionJSON(sess))
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
@@ -403,7 +419,7 @@ func (s *Server) getSystem(w http.ResponseWriter, r *http.Request, m *Machine) {
 		redfishError(w, http.StatusInternalServerError, "InternalError", "read the power state of %s: %v", m.Name(), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSONTag(w, http.StatusOK, body, systemETag(m))
 }
 
 // patchSystem sets the boot source override, the only writable property.
@@ -453,18 +469,10 @@ func (s *Server) patchSystem(w http.ResponseWriter, r *http.Request, m *Machine)
 	if _, hasEnabled := patch["BootSourceOverrideEnabled"]; !hasEnabled && next.Target != BootNone && cur.Enabled == BootDisabled {
 		next.Enabled = BootOnce
 	}
-	if r.Header.Get("If-Match") != "" {
-		current, err := s.systemJSON(r.Context(), m)
-		if err != nil {
-			redfishError(w, http.StatusInternalServerError, "InternalError", "read %s: %v", m.Name(), err)
-			return
-		}
-		if !ifMatch(r, current) {
-			redfishError(w, http.StatusPreconditionFailed, "PreconditionFailed", "If-Match does not match the current ETag of %s", m.Name())
-			return
-		}
+	if !ifMatch(r, etagOfBoot(cur)) || !m.compareAndSetBoot(cur, next) {
+		redfishError(w, http.StatusPreconditionFailed, "PreconditionFailed", "If-Match does not match the current ETag of %s (its boot override changed)", m.Name())
+		return
 	}
-	m.SetBoot(next)
 	s.log.Info("boot override set", "machine", m.Name(), "target", next.Target, "enabled", next.Enabled, "mode", next.Mode)
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -654,13 +662,57 @@ func (s *Server) getStorage(w http.ResponseWriter, r *http.Request, m *Machine) 
 		"Name":               "Local Storage Controller",
 		"Drives":             drives,
 		"Drives@odata.count": len(drives),
+		"Volumes":            link(p + "/Volumes"),
 		"Status":             enabledOK(),
 	})
 }
 
-func (s *Server) getDrive(w http.ResponseWriter, r *http.Request, m *Machine) {
+// diskIndex resolves Storage/{id}/…/{drive} to a disk index, or -1.
+func diskIndex(r *http.Request, m *Machine) int {
 	i, err := strconv.Atoi(r.PathValue("drive"))
 	if r.PathValue("id") != rfStorageID || err != nil || i < 0 || i >= len(m.Config.DisksGB) || strconv.Itoa(i) != r.PathValue("drive") {
+		return -1
+	}
+	return i
+}
+
+// getVolumes reports one raw volume per disk (sushy's volumes_sizes_bytes,
+// which Ironic's redfish inspection reads beside SimpleStorage).
+func (s *Server) getVolumes(w http.ResponseWriter, r *http.Request, m *Machine) {
+	if r.PathValue("id") != rfStorageID {
+		redfishError(w, http.StatusNotFound, "ResourceMissingAtURI", "no storage %q", r.PathValue("id"))
+		return
+	}
+	p := rfSystems + "/" + m.Name() + "/Storage/" + rfStorageID + "/Volumes"
+	var members []obj
+	for i := range m.Config.DisksGB {
+		members = append(members, link(p+"/"+strconv.Itoa(i)))
+	}
+	writeJSON(w, http.StatusOK, collection("#VolumeCollection.VolumeCollection", p, "Volume Collection", members))
+}
+
+func (s *Server) getVolume(w http.ResponseWriter, r *http.Request, m *Machine) {
+	i := diskIndex(r, m)
+	if i < 0 {
+		redfishError(w, http.StatusNotFound, "ResourceMissingAtURI", "no volume %q", r.PathValue("drive"))
+		return
+	}
+	p := rfSystems + "/" + m.Name() + "/Storage/" + rfStorageID
+	writeJSON(w, http.StatusOK, obj{
+		"@odata.type":   "#Volume.v1_3_0.Volume",
+		"@odata.id":     p + "/Volumes/" + strconv.Itoa(i),
+		"Id":            strconv.Itoa(i),
+		"Name":          "disk" + strconv.Itoa(i),
+		"CapacityBytes": diskBytes(m.Config.DisksGB[i]),
+		"VolumeType":    "RawDevice",
+		"Links":         obj{"Drives": []obj{link(p + "/Drives/" + strconv.Itoa(i))}},
+		"Status":        enabledOK(),
+	})
+}
+
+func (s *Server) getDrive(w http.ResponseWriter, r *http.Request, m *Machine) {
+	i := diskIndex(r, m)
+	if i < 0 {
 		redfishError(w, http.StatusNotFound, "ResourceMissingAtURI", "no drive %q", r.PathValue("drive"))
 		return
 	}

@@ -155,6 +155,27 @@ func TestRedfish_BadRequestsChangeNothing(t *testing.T) {
 	if got := m.Boot(); got.Target != BootCd || got.Enabled != BootOnce {
 		t.Errorf("boot after PATCH Target=Cd alone: %+v, want Cd once", got)
 	}
+
+	// The ETag covers the boot override, not PowerState: gofish PATCHes
+	// with the ETag it read before it powered the system on.
+	if st, _, _ := c.do("PATCH", "/redfish/v1/Systems/m", map[string]any{"Boot": map[string]string{"BootSourceOverrideTarget": "Hdd", "BootSourceOverrideEnabled": "Continuous"}}); st != 204 {
+		t.Fatalf("PATCH continuous disk: %d", st)
+	}
+	_, hdr, _ = c.do("GET", "/redfish/v1/Systems/m", nil)
+	etag = hdr.Get("ETag")
+	if st, _, _ := c.do("POST", "/redfish/v1/Systems/m/Actions/ComputerSystem.Reset", map[string]any{"ResetType": "On"}); st != 204 {
+		t.Fatalf("power on: %d", st)
+	}
+	if st, _, _ := c.do("PATCH", "/redfish/v1/Systems/m", map[string]any{"Boot": map[string]string{"BootSourceOverrideTarget": "Pxe"}}, "If-Match", etag); st != 204 {
+		t.Fatalf("PATCH with the ETag read before power on: %d, want 204", st)
+	}
+	// …but a boot override changed since is a conflict.
+	if st, _, _ := c.do("PATCH", "/redfish/v1/Systems/m", map[string]any{"Boot": map[string]string{"BootSourceOverrideTarget": "Hdd"}}, "If-Match", etag); st != 412 {
+		t.Fatalf("PATCH with an ETag from before the last boot change: %d, want 412", st)
+	}
+	if got := m.Boot(); got.Target != BootPxe {
+		t.Errorf("boot after the refused PATCH: %+v, want Pxe", got)
+	}
 }
 
 func TestRedfish_InsertMediaIsBoundedAndExclusive(t *testing.T) {

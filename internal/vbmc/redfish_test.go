@@ -58,6 +58,7 @@ func runSushy(t *testing.T, py string, args ...string) map[string]any {
 // TestRedfish_SushyDrivesPowerBootInventoryAndVirtualMedia runs sushy, as
 // Ironic does, with each authentication mode against its own machine.
 func TestRedfish_SushyDrivesPowerBootInventoryAndVirtualMedia(t *testing.T) {
+	t.Parallel()
 	py := sushyPython(t)
 	iso := make([]byte, 3<<20+17)
 	rand.Read(iso)
@@ -105,6 +106,7 @@ func TestRedfish_SushyDrivesPowerBootInventoryAndVirtualMedia(t *testing.T) {
 				"macs":                     []any{"52:54:00:00:" + twoHex(indexOf(auths, auth)) + ":01", "52:54:00:00:" + twoHex(indexOf(auths, auth)) + ":02"},
 				"simple_storage_max_bytes": float64(100 << 30),
 				"storage_drive_bytes":      []any{float64(20 << 30), float64(100 << 30)},
+				"storage_volume_bytes":     []any{float64(20 << 30), float64(100 << 30)},
 				"bios":                     map[string]any{"BootMode": "Uefi", "NicBoot1": "NetworkBoot", "ProcTurboMode": "Enabled", "QuietBoot": false, "SerialNumber": auth},
 				"vmedia_before":            map[string]any{"inserted": false, "media_types": []any{"CD", "DVD"}},
 				"vmedia":                   map[string]any{"inserted": true, "image": imageURL, "image_name": "ramdisk.iso", "write_protected": true},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bougou/go-ipmi/pkg/client"
 	"github.com/bougou/go-ipmi/pkg/command/chassis"
@@ -18,6 +19,7 @@ import (
 // off at once, half through Redfish and half through IPMI sessions, and
 // checks every machine ends where its own client left it.
 func TestScale_HundredMachinesPowerInParallel(t *testing.T) {
+	t.Parallel()
 	const n, rounds = 100, 3
 	names := make([]string, n)
 	for i := range names {
@@ -48,6 +50,8 @@ func TestScale_HundredMachinesPowerInParallel(t *testing.T) {
 			return err
 		}
 		c.WithInterface(client.InterfaceLanplus)
+		c.WithTimeout(10 * time.Second) // two busy cores, 100 sessions at once
+		c.WithRetry(3)
 		if err := c.Connect(ctx); err != nil {
 			return fmt.Errorf("%s: connect: %w", name, err)
 		}

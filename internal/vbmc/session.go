@@ -8,6 +8,7 @@ import (
 	"errors"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,7 +20,11 @@ type session struct {
 	ID       string
 	UserName string
 	created  time.Time
-	lastUsed time.Time
+	lastUsed atomic.Int64 // unix nanoseconds; updated under the read lock
+}
+
+func (s *session) idle(now time.Time) time.Duration {
+	return now.Sub(time.Unix(0, s.lastUsed.Load()))
 }
 
 // sessionStore holds the Redfish sessions, keyed by the SHA-256 of their
@@ -28,7 +33,7 @@ type sessionStore struct {
 	timeout time.Duration
 	max     int
 
-	mu     sync.Mutex
+	mu     sync.RWMutex // lookups, the hot path, only read-lock
 	byHash map[[32]byte]*session
 	byID   map[string][32]byte
 }
@@ -54,7 +59,8 @@ func (s *sessionStore) create(user string, now time.Time) (*session, string, err
 		}
 	}
 	token := randomHex(32)
-	sess := &session{ID: randomHex(8), UserName: user, created: now, lastUsed: now}
+	sess := &session{ID: randomHex(8), UserName: user, created: now}
+	sess.lastUsed.Store(now.UnixNano())
 	h := sha256.Sum256([]byte(token))
 	s.byHash[h] = sess
 	s.byID[sess.ID] = h
@@ -64,30 +70,34 @@ func (s *sessionStore) create(user string, now time.Time) (*session, string, err
 // lookup returns the live session of token, refreshing its idle timer.
 func (s *sessionStore) lookup(token string, now time.Time) (*session, bool) {
 	h := sha256.Sum256([]byte(token))
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
 	sess, ok := s.byHash[h]
+	s.mu.RUnlock()
 	if !ok {
 		return nil, false
 	}
-	if now.Sub(sess.lastUsed) > s.timeout {
-		delete(s.byHash, h)
-		delete(s.byID, sess.ID)
+	if sess.idle(now) > s.timeout {
+		s.mu.Lock()
+		if s.byHash[h] == sess {
+			delete(s.byHash, h)
+			delete(s.byID, sess.ID)
+		}
+		s.mu.Unlock()
 		return nil, false
 	}
-	sess.lastUsed = now
+	sess.lastUsed.Store(now.UnixNano())
 	return sess, true
 }
 
-// get returns the session with id.
-func (s *sessionStore) get(id string) (session, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// get returns the session with id (its ID and UserName never change).
+func (s *sessionStore) get(id string) (*session, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	h, ok := s.byID[id]
 	if !ok {
-		return session{}, false
+		return nil, false
 	}
-	return *s.byHash[h], true
+	return s.byHash[h], true
 }
 
 // delete closes the session with id.
@@ -118,7 +128,7 @@ func (s *sessionStore) ids(now time.Time) []string {
 
 func (s *sessionStore) expireLocked(now time.Time) {
 	for h, sess := range s.byHash {
-		if now.Sub(sess.lastUsed) > s.timeout {
+		if sess.idle(now) > s.timeout {
 			delete(s.byHash, h)
 			delete(s.byID, sess.ID)
 		}

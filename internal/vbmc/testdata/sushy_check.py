@@ -100,6 +100,7 @@ def main():
         out['storage_drive_bytes'] = sorted(
             d.capacity_bytes for s in system.storage.get_members()
             for d in s.drives)
+        out['storage_volume_bytes'] = system.storage.volumes_sizes_bytes
         out['bios'] = dict(system.bios.attributes)
 
         out['vmedia_before'] = {'inserted': cd.inserted,

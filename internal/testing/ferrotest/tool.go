@@ -38,6 +38,10 @@ var debianPackage = map[string]string{
 	"postgres":           "postgresql",
 	"neutron-server":     "neutron-server",
 	"qemu-system-x86_64": "qemu-system-x86",
+	"lldpd":              "lldpd",
+	"apt-get":            "apt",
+	"dpkg-deb":           "dpkg",
+	"ip":                 "iproute2",
 }
 
 // RequireTool returns the absolute path of the executable name, looked up in

@@ -112,3 +112,33 @@ func read(t *testing.T, r interface {
 	}
 	return b
 }
+
+func TestFetchDebianKernel_RefusesOddVersion(t *testing.T) {
+	for _, v := range []string{"../../etc", "6.1 -x", "-rf"} {
+		if _, err := FetchDebianKernel(t.Context(), t.TempDir(), v); err == nil || !strings.Contains(err.Error(), "not a Debian kernel version") {
+			t.Errorf("%q: err = %v", v, err)
+		}
+	}
+}
+
+func TestFetchDebianKernel_UsesCache(t *testing.T) {
+	cache := t.TempDir()
+	dir := filepath.Join(cache, "linux-image-6.1.0-test")
+	for _, p := range []string{".complete", "root/boot/vmlinuz-6.1.0-test"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// no apt-get call happens: a cached kernel is returned as is
+	t.Setenv("PATH", "")
+	k, err := FetchDebianKernel(t.Context(), cache, "6.1.0-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Image != filepath.Join(dir, "root/boot/vmlinuz-6.1.0-test") || k.ModulesDir != filepath.Join(dir, "root/lib/modules/6.1.0-test") {
+		t.Errorf("kernel = %+v", k)
+	}
+}

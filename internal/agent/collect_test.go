@@ -197,7 +197,10 @@ func TestModules_MatchDevicesAndFollowers(t *testing.T) {
 		"k/igb.ko\t\tpci:v00008086d000010C9sv*sd*bc*sc*i*\n" +
 		"k/ipmi_msghandler.ko\t\t\n" +
 		"k/ipmi_si.ko\tipmi_msghandler\tacpi*:IPI0001:* platform:dmi-ipmi-si\n" +
-		"k/ipmi_devintf.ko\tipmi_msghandler\t\n")
+		"k/ipmi_devintf.ko\tipmi_msghandler\t\n" +
+		"k/nvme_core.ko\tipmi_msghandler\t\n" +
+		"k/sd_mod.ko\tscsi_mod\tscsi:t-0x00* scsi:t-0x07*\n" +
+		"k/scsi_mod.ko\t\t\n")
 	got := ml.Matching(Modaliases(vmRoot))
 	want := []string{"virtio", "virtio_pci", "failover", "virtio_net", "e1000", "ipmi_msghandler", "ipmi_si", "ipmi_devintf"}
 	if diff := cmp.Diff(want, got); diff != "" {

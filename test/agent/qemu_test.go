@@ -22,7 +22,8 @@ import (
 
 // What the QEMU machine is; the inspection must find exactly this.
 const (
-	vmMAC     = "52:54:00:fe:00:01"
+	vmMAC     = "52:54:00:fe:00:01" // virtio-net, the boot NIC
+	vmMAC2    = "52:54:00:fe:00:02" // e1000, no DHCP (not BOOTIF)
 	vmCPUs    = 2
 	vmMemMB   = 512
 	vmVendor  = "FerroLab"
@@ -86,6 +87,7 @@ func TestQEMU_AgentInspectsMachine(t *testing.T) {
 		"-append", cmdline,
 		"-smbios", fmt.Sprintf("type=1,manufacturer=%s,product=%s,serial=%s", vmVendor, vmProduct, vmSerial),
 		"-netdev", "user,id=n0", "-device", "virtio-net-pci,netdev=n0,mac=" + vmMAC,
+		"-netdev", "user,id=n1", "-device", "e1000,netdev=n1,mac=" + vmMAC2,
 		"-device", "virtio-scsi-pci,id=scsi0",
 		"-device", "ipmi-bmc-sim,id=bmc0", "-device", "isa-ipmi-kcs,bmc=bmc0",
 	}
@@ -186,10 +188,20 @@ func checkInventory(t *testing.T, inv map[string]any) {
 		t.Errorf("system_vendor = %v", sv)
 	}
 	ifs, _ := inv["interfaces"].([]any)
-	if len(ifs) != 1 {
-		t.Errorf("interfaces = %v, want the one NIC", ifs)
-	} else if i := ifs[0].(map[string]any); str(i["mac_address"]) != vmMAC || str(i["ipv4_address"]) != "10.0.2.15" || i["has_carrier"] != true {
-		t.Errorf("interface = %v", i)
+	byMAC := map[string]map[string]any{}
+	for _, i := range ifs {
+		m := i.(map[string]any)
+		byMAC[str(m["mac_address"])] = m
+	}
+	if len(ifs) != 2 {
+		t.Errorf("interfaces = %v, want the two NICs", ifs)
+	}
+	if i := byMAC[vmMAC]; i == nil || str(i["ipv4_address"]) != "10.0.2.15" || i["has_carrier"] != true || str(i["driver"]) != "virtio_net" {
+		t.Errorf("boot NIC %s = %v, want virtio_net with the DHCP address", vmMAC, i)
+	}
+	// DHCP ran on the BOOTIF NIC only.
+	if i := byMAC[vmMAC2]; i == nil || str(i["driver"]) != "e1000" || str(i["ipv4_address"]) != "" || str(i["vendor"]) != "0x8086" {
+		t.Errorf("second NIC %s = %v, want e1000 without an address", vmMAC2, i)
 	}
 	disks, _ := inv["disks"].([]any)
 	found := map[string]map[string]any{}

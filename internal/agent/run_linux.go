@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	stdlog "log"
 	"log/slog"
 	"os"
 	"strings"
@@ -44,6 +46,10 @@ func Run(ctx context.Context, o Options) error {
 	failures.Add(err)
 	if p.Debug {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	} else {
+		// u-root's dhclient prints whole DHCP packets with the standard
+		// logger; the agent's own lines say what matters.
+		stdlog.SetOutput(io.Discard)
 	}
 	// uptime: how long the firmware handover and the kernel took, for
 	// power-on → report figures.

@@ -11,13 +11,26 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"runtime/debug"
 
 	"github.com/ferrometal/ferro/internal/agent"
 )
 
 func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	err := agent.Run(context.Background(), agent.Options{Log: log, PID1: os.Getpid() == 1})
+	pid1 := os.Getpid() == 1
+	if pid1 {
+		// A panic in PID 1 panics the kernel, and the machine would sit
+		// there (or reboot into the ramdisk forever): say why, power off.
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("ferro-agent crashed", "panic", r, "stack", string(debug.Stack()))
+				agent.PowerOff()
+				select {}
+			}
+		}()
+	}
+	err := agent.Run(context.Background(), agent.Options{Log: log, PID1: pid1})
 	if err != nil {
 		log.Error("ferro-agent failed", "err", err)
 		os.Exit(1)

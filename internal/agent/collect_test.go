@@ -197,7 +197,10 @@ func TestModules_MatchDevicesAndFollowers(t *testing.T) {
 		"k/igb.ko\t\tpci:v00008086d000010C9sv*sd*bc*sc*i*\n" +
 		"k/ipmi_msghandler.ko\t\t\n" +
 		"k/ipmi_si.ko\tipmi_msghandler\tacpi*:IPI0001:* platform:dmi-ipmi-si\n" +
-		"k/ipmi_devintf.ko\tipmi_msghandler\t\n")
+		"k/ipmi_devintf.ko\tipmi_msghandler\t\n" +
+		"k/nvme_core.ko\tipmi_msghandler\t\n" +
+		"k/sd_mod.ko\tscsi_mod\tscsi:t-0x00* scsi:t-0x07*\n" +
+		"k/scsi_mod.ko\t\t\n")
 	got := ml.Matching(Modaliases(vmRoot))
 	want := []string{"virtio", "virtio_pci", "failover", "virtio_net", "e1000", "ipmi_msghandler", "ipmi_si", "ipmi_devintf"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -251,7 +254,9 @@ func TestCollect_FixtureReportDecodes(t *testing.T) {
 	p, _ := ParseCmdline("BOOTIF=01-52-54-00-12-34-56")
 	lldp := map[string][]inventory.TLV{"eth0": {{Type: 1, Value: "04525400123456"}}}
 	host := Host{Root: vmRoot,
-		BMC: func(context.Context) (*BMC, error) { return &BMC{Address: "192.0.2.10", V6Address: "::/0", MAC: "52:54:00:00:00:01"}, nil },
+		BMC: func(context.Context) (*BMC, error) {
+			return &BMC{Address: "192.0.2.10", V6Address: "::/0", MAC: "52:54:00:00:00:01"}, nil
+		},
 		LLDP: func(ctx context.Context, names []string, d time.Duration) (map[string][]inventory.TLV, error) {
 			if strings.Join(names, ",") != "eth0,eth1" || d != DefaultLLDPTimeout {
 				t.Errorf("lldp on %v for %v", names, d)

@@ -53,6 +53,23 @@ func ConfigureNetwork(ctx context.Context, log *slog.Logger, names []string, o N
 		}
 		chosen = all
 	}
+	// As a service in a ramdisk that configured its network already, keep
+	// what is there.
+	var unconfigured []netlink.Link
+	for _, l := range chosen {
+		if v4, _ := SystemAddrs(l.Attrs().Name); v4 == "" {
+			unconfigured = append(unconfigured, l)
+		} else {
+			log.Info("interface already has an address, no DHCP", "interface", l.Attrs().Name, "address", v4)
+			if !o.All {
+				return nil
+			}
+		}
+	}
+	if len(unconfigured) == 0 {
+		return nil
+	}
+	chosen = unconfigured
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = DefaultDHCPTimeout

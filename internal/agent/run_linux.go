@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	stdlog "log"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ferrometal/ferro/internal/callback"
@@ -43,8 +46,15 @@ func Run(ctx context.Context, o Options) error {
 	failures.Add(err)
 	if p.Debug {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	} else {
+		// u-root's dhclient prints whole DHCP packets with the standard
+		// logger; the agent's own lines say what matters.
+		stdlog.SetOutput(io.Discard)
 	}
-	log.Info("ferro-agent starting", "callback", p.CallbackURL != "", "token", p.Token != "", "bootif", p.BootIF)
+	// uptime: how long the firmware handover and the kernel took, for
+	// power-on → report figures.
+	uptime, _, _ := strings.Cut(readString("/proc/uptime"), " ")
+	log.Info("ferro-agent starting", "uptime", uptime+"s", "callback", p.CallbackURL != "", "token", p.Token != "", "bootif", p.BootIF)
 
 	n, err := LoadModules(log, "/", callback.ModuleList, p.Modules)
 	failures.Add(err)

@@ -43,11 +43,14 @@ var debianPackage = map[string]string{
 	"qemu-system-x86_64": "qemu-system-x86",
 	"qemu-img":           "qemu-utils",
 	"python3":            "python3",
-	"ip":                 "iproute2",
 	"busybox":            "busybox",
 	"tftp":               "tftp-hpa",
 	"curl":               "curl",
 	"htpasswd":           "apache2-utils",
+	"lldpd":              "lldpd",
+	"apt-get":            "apt",
+	"dpkg-deb":           "dpkg",
+	"ip":                 "iproute2",
 }
 
 // RequireTool returns the absolute path of the executable name, looked up in

@@ -70,6 +70,8 @@ func (l *lab) enroll(mac, kernel, ramdisk string) string {
 		"driver_info": map[string]any{
 			"deploy_kernel":  "file://" + filepath.Join(l.images, kernel),
 			"deploy_ramdisk": "file://" + filepath.Join(l.images, ramdisk),
+			// The ramdisk runs ferro-agent, which presents the callback token.
+			"inspection_agent": "ferro-agent",
 		},
 	}, &created)
 	ferrotest.Must(l.t, l.srv.URL, http.MethodPost, "/v1/ports", map[string]any{"node_uuid": created.UUID, "address": mac, "pxe_enabled": true}, nil)

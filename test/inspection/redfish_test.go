@@ -324,3 +324,32 @@ func TestRedfishInspect_OutOfBand(t *testing.T) {
 	l.t = t
 	l.checkNoSecrets(v.Password, redfishtest.Password)
 }
+
+// TestRedfishVirtualMedia_AbortEjects: an abort in inspect wait tears the
+// virtual media down too (Ironic 21.4 leaves it inserted).
+func TestRedfishVirtualMedia_AbortEjects(t *testing.T) {
+	v := vbmctest.Start(t, vbmctest.Config{Machines: vbmctest.FakeMachines("ra", 1)})
+	l := startRedfishLab(t)
+	info := map[string]any{"redfish_address": v.RedfishURL, "redfish_username": v.Username, "redfish_password": v.Password,
+		"redfish_system_id": "/redfish/v1/Systems/ra0"}
+	n := l.enrollRedfish(info, "redfish-virtual-media", "inspector")
+	l.inspect(n)
+	client := bmc.New(bmc.Options{ConnectionAttempts: 2, ConnectionRetryInterval: time.Millisecond})
+	defer client.Close()
+	ep, _ := bmc.ParseDriverInfo(info, "auto")
+	ctx := context.Background()
+	if cds, err := client.CDs(ctx, ep); err != nil || !cds[0].Inserted {
+		t.Fatalf("CD in inspect wait: %+v, %v", cds, err)
+	}
+	l.baremetal("node", "abort", n.uuid)
+	got := l.waitFailed(n)
+	if got["reservation"] != nil || got["power_state"] != "power off" {
+		t.Errorf("after abort: reservation %v, power %v", got["reservation"], got["power_state"])
+	}
+	if cds, err := client.CDs(ctx, ep); err != nil || cds[0].Inserted || cds[0].Image != "" {
+		t.Errorf("CD after abort: %+v, %v", cds, err)
+	}
+	if _, err := os.Stat(l.isoDir(n)); !os.IsNotExist(err) {
+		t.Errorf("ISO directory left: %v", err)
+	}
+}

@@ -5,7 +5,9 @@
 package redfishtest
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -46,10 +48,19 @@ type Sloppy struct {
 	Resets     []string
 	Patches    []map[string]any
 	BasicSeen  bool
-	pendingOn  string
-	lagLeft    int
-	sessions   map[string]bool
-	nextToken  int
+	// Calls are the requests that change something (not sessions), with
+	// their JSON bodies, in order.
+	Calls     []Call
+	pendingOn string
+	lagLeft   int
+	sessions  map[string]bool
+	nextToken int
+}
+
+// Call is one changing request the service received.
+type Call struct {
+	Method, Path string
+	Body         map[string]any
 }
 
 // Credentials and paths of the service.
@@ -113,6 +124,13 @@ func (b *Sloppy) serve(w http.ResponseWriter, r *http.Request) {
 	defer b.mu.Unlock()
 	p := strings.TrimRight(r.URL.Path, "/")
 	b.Requests = append(b.Requests, r.Method+" "+p)
+	if r.Method != http.MethodGet && !strings.HasPrefix(p, "/redfish/v1/SessionService") {
+		raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
+		b.Calls = append(b.Calls, Call{Method: r.Method, Path: p, Body: body})
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+	}
 	if b.Fail500 > 0 {
 		b.Fail500--
 		http.Error(w, `{"error":{"code":"Base.1.0.InternalError","message":"try again"}}`, http.StatusInternalServerError)

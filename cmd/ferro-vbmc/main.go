@@ -61,8 +61,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(stdout) // asked for: help is the output, not an error
+		}
+	}
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: ferro-vbmc serve --config FILE [flags]
+		fmt.Fprint(fs.Output(), `Usage: ferro-vbmc serve --config FILE [flags]
 
 Serves every machine of FILE (JSON; see docs/bmc.md) until SIGTERM or SIGINT,
 then powers them off (killing their VMs) and exits 0. Once every listener is

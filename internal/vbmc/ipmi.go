@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/bougou/go-ipmi/pkg/bmc"
 	"github.com/bougou/go-ipmi/pkg/hal"
@@ -58,7 +59,7 @@ func listenIPMI(m *Machine, username, password string, log *slog.Logger) (*ipmiE
 	user.SetPassword([]byte(password))
 	user.Enabled = true
 	user.ChannelAccess[1] = bmc.UserChannelAccess{MaxPrivilege: bmc.PrivilegeLevelAdministrator, Enabled: true}
-	return &ipmiEndpoint{machine: m, conn: conn, srv: server.NewServer(b, conn)}, nil
+	return &ipmiEndpoint{machine: m, conn: conn, srv: server.NewServer(b, newLimitedConn(conn))}, nil
 }
 
 // Addr is the bound UDP address.
@@ -208,4 +209,42 @@ func (e *ipmiEndpoint) serve(ctx context.Context) error {
 		return fmt.Errorf("ipmi of %s: %w", e.machine.Name(), err)
 	}
 	return nil
+}
+
+// Packet budget of one IPMI endpoint. go-ipmi's server handles each packet
+// in its own goroutine; dropping what exceeds the budget bounds the
+// goroutines (and memory) a flood can pin. ipmitool sends a few packets per
+// command, so the budget is far above any client's need.
+const (
+	ipmiPacketsPerSecond = 2000
+	ipmiPacketBurst      = 200
+)
+
+// limitedConn drops packets beyond a token bucket, as a busy BMC would.
+type limitedConn struct {
+	*udp.Conn
+	tokens float64
+	last   time.Time
+}
+
+func newLimitedConn(c *udp.Conn) *limitedConn {
+	return &limitedConn{Conn: c, tokens: ipmiPacketBurst, last: time.Now()}
+}
+
+// ReadFrom returns the next packet within budget. Only the server's one
+// read loop calls it, so the bucket needs no lock.
+func (c *limitedConn) ReadFrom(buf []byte) (int, net.Addr, error) {
+	for {
+		n, addr, err := c.Conn.ReadFrom(buf)
+		if err != nil {
+			return n, addr, err
+		}
+		now := time.Now()
+		c.tokens = min(ipmiPacketBurst, c.tokens+now.Sub(c.last).Seconds()*ipmiPacketsPerSecond)
+		c.last = now
+		if c.tokens >= 1 {
+			c.tokens--
+			return n, addr, nil
+		}
+	}
 }

@@ -52,8 +52,11 @@ type BootOverride struct {
 // the virtual CD's image file, when one is inserted.
 type BootRequest struct {
 	Device BootDevice
-	UEFI   bool
-	ISO    string
+	// Persistent: the override is Continuous, so it applies to the guest's
+	// own reboots too.
+	Persistent bool
+	UEFI       bool
+	ISO        string
 }
 
 // Backend is what powering a machine means. The Machine serialises calls
@@ -149,6 +152,8 @@ func (m *Machine) PowerOn(ctx context.Context) error {
 }
 
 func (m *Machine) powerOnLocked(ctx context.Context) error {
+	// A client that gives up must not leave a half-started VM behind.
+	ctx = context.WithoutCancel(ctx)
 	req := m.bootRequestLocked()
 	if err := m.backend.PowerOn(ctx, req); err != nil {
 		return fmt.Errorf("power on %s: %w", m.Name(), err)
@@ -162,6 +167,7 @@ func (m *Machine) bootRequestLocked() BootRequest {
 	req := BootRequest{Device: BootNone, UEFI: m.boot.Mode == BootUEFI}
 	if m.boot.Enabled != BootDisabled {
 		req.Device = m.boot.Target
+		req.Persistent = m.boot.Enabled == BootContinuous
 	}
 	if m.vmedia.Inserted {
 		req.ISO = m.vmedia.File
@@ -220,7 +226,7 @@ func (m *Machine) Reset(ctx context.Context) error {
 		return m.powerOnLocked(ctx)
 	}
 	req := m.bootRequestLocked()
-	if err := m.backend.Reset(ctx, req); err != nil {
+	if err := m.backend.Reset(context.WithoutCancel(ctx), req); err != nil {
 		return fmt.Errorf("reset %s: %w", m.Name(), err)
 	}
 	m.bootUsedLocked(req)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -304,5 +305,34 @@ func TestRequestShapes_MatchSushy(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("requests (-sushy +ferro):\n%s", d)
+	}
+}
+
+func TestVerifyCA(t *testing.T) {
+	bmcTLS, ca := redfishtest.NewTLS(t)
+	c, log := client(t, 3)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		verify any
+		ok     bool
+	}{{nil, false}, {true, false}, {"False", true}, {false, true}, {ca, true}, {filepath.Dir(ca), true}} {
+		info := bmcTLS.DriverInfo()
+		if tc.verify != nil {
+			info["redfish_verify_ca"] = tc.verify
+		}
+		ep, err := redfish.ParseDriverInfo(info, "auto")
+		if err != nil {
+			t.Fatalf("verify %v: %v", tc.verify, err)
+		}
+		_, err = c.System(ctx, ep)
+		if (err == nil) != tc.ok {
+			t.Errorf("redfish_verify_ca=%v: err %v, want ok=%v", tc.verify, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "certificate") {
+			t.Errorf("redfish_verify_ca=%v: %v does not say it is the certificate", tc.verify, err)
+		}
+	}
+	if strings.Contains(log.String(), "retrying") {
+		t.Errorf("a certificate failure was retried:\n%s", log)
 	}
 }

@@ -7,6 +7,7 @@ package redfishtest
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -80,6 +81,22 @@ func New(t testing.TB) *Sloppy {
 	b.URL = b.srv.URL
 	t.Cleanup(b.srv.Close)
 	return b
+}
+
+// NewTLS is New over HTTPS with a certificate of its own; the CA to trust
+// it is written to the returned PEM file.
+func NewTLS(t testing.TB) (*Sloppy, string) {
+	b := &Sloppy{t: t, Power: "Off", sessions: map[string]bool{},
+		Boot: map[string]any{"BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideTarget": "None", "BootSourceOverrideMode": "UEFI"}}
+	b.srv = httptest.NewTLSServer(http.HandlerFunc(b.serve))
+	b.URL = b.srv.URL
+	t.Cleanup(b.srv.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	pemData := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.srv.Certificate().Raw})
+	if err := os.WriteFile(ca, pemData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return b, ca
 }
 
 // DriverInfo is a node's driver_info for this service.

@@ -276,6 +276,9 @@ func (c *Client) connect(ctx context.Context, ep Endpoint, st *stats) (*gofish.A
 	cfg := gofish.ClientConfig{
 		Endpoint: ep.Address, Username: ep.Username, Password: ep.Password,
 		HTTPClient: hc, NoModifyTransport: true, ReuseConnections: true,
+		// Nodes behind one service (a chassis manager, ferro-vbmc) share
+		// this connection; gofish's default of 1 would serialise them.
+		MaxConcurrentRequests: 16,
 		BasicAuth: ep.AuthType == AuthBasic || ep.Username == "",
 	}
 	api, err := gofish.ConnectContext(ctx, cfg)

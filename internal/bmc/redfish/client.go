@@ -279,7 +279,7 @@ func (c *Client) connect(ctx context.Context, ep Endpoint, st *stats) (*gofish.A
 		// Nodes behind one service (a chassis manager, ferro-vbmc) share
 		// this connection; gofish's default of 1 would serialise them.
 		MaxConcurrentRequests: 16,
-		BasicAuth: ep.AuthType == AuthBasic || ep.Username == "",
+		BasicAuth:             ep.AuthType == AuthBasic || ep.Username == "",
 	}
 	api, err := gofish.ConnectContext(ctx, cfg)
 	if err != nil && ep.AuthType == AuthAuto && !cfg.BasicAuth && status(err) != http.StatusUnauthorized && !retryable(err) {

@@ -106,6 +106,7 @@ func (l *redfishLab) checkNoSecrets(secrets ...string) {
 // report, posted with the token from the ISO's boot config, finishes the
 // inspection, and the ISO is ejected and removed and the machine off.
 func TestRedfishVirtualMedia_ManagedInspection(t *testing.T) {
+	t.Parallel()
 	isoinfo := ferrotest.RequireTool(t, "isoinfo")
 	v := vbmctest.Start(t, vbmctest.Config{Machines: vbmctest.FakeMachines("rv", 1)})
 	l := startRedfishLab(t)
@@ -177,6 +178,7 @@ func TestRedfishVirtualMedia_ManagedInspection(t *testing.T) {
 // with a last_error naming the BMC and the phase, leaves nothing inserted,
 // no ISO and no lock, and no password in the log.
 func TestRedfish_Faults(t *testing.T) {
+	t.Parallel()
 	v := vbmctest.Start(t, vbmctest.Config{Machines: vbmctest.FakeMachines("rf", 1)})
 	never := redfishtest.New(t)
 	never.Set(func(b *redfishtest.Sloppy) { b.NeverConfirm = true })
@@ -212,6 +214,18 @@ func TestRedfish_Faults(t *testing.T) {
 				t.Fatalf("manage with a wrong password: %v", got)
 			}
 			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// A bad driver_info is refused by the API itself, nothing changed.
+	{
+		n := l.enrollRedfish(ok, "redfish-virtual-media", "inspector")
+		l.must(http.MethodPatch, "/v1/nodes/"+n.uuid, []map[string]any{{"op": "add", "path": "/driver_info/redfish_address", "value": "ftp://" + v.RedfishURL[len("http://"):]}}, nil)
+		code, body := l.do(http.MethodPut, "/v1/nodes/"+n.uuid+"/states/provision", map[string]any{"target": "inspect"})
+		if code != http.StatusBadRequest || !strings.Contains(string(body), "redfish_address") {
+			t.Errorf("inspect with a bad redfish_address: %d %s", code, body)
+		}
+		if got := l.get(n); got["provision_state"] != "manageable" || got["reservation"] != nil {
+			t.Errorf("after a refused inspect: %v, reservation %v", got["provision_state"], got["reservation"])
 		}
 	}
 	// The others break a manageable node's BMC before the inspection.
@@ -264,6 +278,7 @@ func TestRedfish_Faults(t *testing.T) {
 // answers 500 twice and sends counts as strings: properties, ports and the
 // inventory API, in one synchronous step.
 func TestRedfishInspect_OutOfBand(t *testing.T) {
+	t.Parallel()
 	sloppy := redfishtest.New(t)
 	sloppy.Set(func(b *redfishtest.Sloppy) { b.Fail500 = 1 })
 	v := vbmctest.Start(t, vbmctest.Config{Machines: vbmctest.FakeMachines("ob", 1)})
@@ -328,6 +343,7 @@ func TestRedfishInspect_OutOfBand(t *testing.T) {
 // TestRedfishVirtualMedia_AbortEjects: an abort in inspect wait tears the
 // virtual media down too (Ironic 21.4 leaves it inserted).
 func TestRedfishVirtualMedia_AbortEjects(t *testing.T) {
+	t.Parallel()
 	v := vbmctest.Start(t, vbmctest.Config{Machines: vbmctest.FakeMachines("ra", 1)})
 	l := startRedfishLab(t)
 	info := map[string]any{"redfish_address": v.RedfishURL, "redfish_username": v.Username, "redfish_password": v.Password,

@@ -336,3 +336,29 @@ func TestVerifyCA(t *testing.T) {
 		t.Errorf("a certificate failure was retried:\n%s", log)
 	}
 }
+
+func TestVirtualMedia_OnTheSystem(t *testing.T) {
+	bmc := redfishtest.New(t)
+	bmc.Set(func(b *redfishtest.Sloppy) { b.SystemVirtualMedia = true })
+	c, _ := client(t, 2)
+	ctx, ep := context.Background(), endpoint(bmc)
+	cds, err := c.CDs(ctx, ep)
+	if err != nil || len(cds) != 1 || cds[0].Path != redfishtest.SystemCDPath {
+		t.Fatalf("CDs %+v, %v", cds, err)
+	}
+	if err := c.InsertCD(ctx, ep, "http://ferro/vmedia/y.iso"); err != nil {
+		t.Fatal(err)
+	}
+	var img string
+	bmc.Get(func(b *redfishtest.Sloppy) { img = b.CDImage })
+	if img != "http://ferro/vmedia/y.iso" {
+		t.Errorf("image %q", img)
+	}
+	if err := c.EjectCDs(ctx, ep, func(image string) bool { return strings.HasPrefix(image, "http://ferro/") }); err != nil {
+		t.Fatal(err)
+	}
+	bmc.Get(func(b *redfishtest.Sloppy) { img = b.CDImage })
+	if img != "" {
+		t.Errorf("still inserted: %q", img)
+	}
+}

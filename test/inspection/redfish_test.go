@@ -369,3 +369,31 @@ func TestRedfishVirtualMedia_AbortEjects(t *testing.T) {
 		t.Errorf("ISO directory left: %v", err)
 	}
 }
+
+// TestRedfishVirtualMedia_TimeoutEjects: an inspection whose report never
+// comes fails at [conductor]inspect_wait_timeout with the same teardown.
+func TestRedfishVirtualMedia_TimeoutEjects(t *testing.T) {
+	t.Parallel()
+	v := vbmctest.Start(t, vbmctest.Config{Machines: vbmctest.FakeMachines("rt", 1)})
+	l := startRedfishLab(t, "FERRO_CONDUCTOR_INSPECT_WAIT_TIMEOUT=5", "FERRO_CONDUCTOR_CHECK_PROVISION_STATE_INTERVAL=1")
+	info := map[string]any{"redfish_address": v.RedfishURL, "redfish_username": v.Username, "redfish_password": v.Password,
+		"redfish_system_id": "/redfish/v1/Systems/rt0"}
+	n := l.enrollRedfish(info, "redfish-virtual-media", "inspector")
+	l.baremetal("node", "inspect", n.uuid)
+	got := l.waitFailed(n)
+	if msg, _ := got["last_error"].(string); !strings.Contains(strings.ToLower(msg), "timeout") && !strings.Contains(strings.ToLower(msg), "timed out") {
+		t.Errorf("last_error %q does not say it timed out", msg)
+	}
+	client := bmc.New(bmc.Options{ConnectionAttempts: 2, ConnectionRetryInterval: time.Millisecond})
+	defer client.Close()
+	ep, _ := bmc.ParseDriverInfo(info, "auto")
+	if cds, err := client.CDs(context.Background(), ep); err != nil || cds[0].Inserted || cds[0].Image != "" {
+		t.Errorf("CD after the timeout: %+v, %v", cds, err)
+	}
+	if _, err := os.Stat(l.isoDir(n)); !os.IsNotExist(err) {
+		t.Errorf("ISO directory left: %v", err)
+	}
+	if got["reservation"] != nil || got["power_state"] != "power off" {
+		t.Errorf("after the timeout: reservation %v, power %v", got["reservation"], got["power_state"])
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,20 +22,25 @@ import (
 	inspectorapi "github.com/ferrometal/ferro/internal/api/inspector"
 	"github.com/ferrometal/ferro/internal/api/ironic"
 	"github.com/ferrometal/ferro/internal/baremetal"
+	bmcipmi "github.com/ferrometal/ferro/internal/bmc/ipmi"
 	bmcredfish "github.com/ferrometal/ferro/internal/bmc/redfish"
 	"github.com/ferrometal/ferro/internal/conductor"
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/inspect"
+	"github.com/ferrometal/ferro/internal/driver/ipmi"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/driver/pxe"
 	rfdriver "github.com/ferrometal/ferro/internal/driver/redfish"
 	"github.com/ferrometal/ferro/internal/driver/vmedia"
 	"github.com/ferrometal/ferro/internal/inspector"
+	"github.com/ferrometal/ferro/internal/netboot"
 	"github.com/ferrometal/ferro/internal/neutron"
+	"github.com/ferrometal/ferro/internal/openstack"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
+	"golang.org/x/net/netutil"
 )
 
 // Roles a ferro process can run.
@@ -140,6 +146,18 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	if err := defaultPaths(cfg, dataDir); err != nil {
 		return err
 	}
+	var listeners []string
+	if has(roleAPI) {
+		listeners = append(listeners, net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port)))
+	}
+	if has(roleInspector) && cfg.Inspector.ListenPort != 0 {
+		listeners = append(listeners, net.JoinHostPort(cfg.Inspector.ListenAddress, strconv.Itoa(cfg.Inspector.ListenPort)))
+	}
+	sec, err := newSecurity(cfg, listeners, log)
+	if err != nil {
+		return err
+	}
+	log.Info("authentication", "auth_strategy", cfg.Default.AuthStrategy, "tls", cfg.API.EnableSSLAPI)
 	db, err := sqlstore.Open(ctx, cfg.Database.Connection, sqlstore.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
@@ -169,12 +187,16 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		if has(roleConductor) || has(roleAPI) {
 			notify = func(uuid string) { cond.NotifyInspectionFinished(uuid) }
 		}
-		insp, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: log, Notify: notify})
+		insp, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: log, Notify: notify,
+			Progress:       conductor.NewProgress(db, cfg.Default.Host, log),
+			ExclusiveStore: strings.HasPrefix(cfg.Database.Connection, "sqlite")})
 		if err != nil {
 			return err
 		}
 		defer insp.Close()
-		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit})
+		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit,
+			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports,
+			ReportReadTimeout:    time.Duration(cfg.Default.ClientSocketTimeout) * time.Second})
 		go insp.Run(bgCtx)
 	}
 
@@ -182,7 +204,15 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	if err != nil {
 		return err
 	}
-	reg, err := newRegistry(cfg, db, inspectClient, log)
+	// One IPMI client for every BMC: its sessions are shared by all tasks
+	// and closed at shutdown, after the conductor stopped.
+	ipmiClient := bmcipmi.New(bmcipmi.Options{
+		CommandRetryTimeout: time.Duration(cfg.IPMI.CommandRetryTimeout) * time.Second,
+		MinCommandInterval:  time.Duration(cfg.IPMI.MinCommandInterval) * time.Second,
+		Log:                 log,
+	})
+	defer ipmiClient.Close()
+	reg, err := newRegistry(cfg, db, inspectClient, ipmiClient, log)
 	if err != nil {
 		return err
 	}
@@ -197,9 +227,40 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 			return err
 		}
 	}
+	if insp != nil {
+		// Reports a crashed run was processing: finish them now.
+		insp.Recover(ctx)
+	}
+
+	// The built-in netboot runs beside the API: its HTTP boot files are on
+	// the API port unless [deploy]http_listen is set.
+	var nb *netboot.Service
+	var nbOpts netboot.Options
+	if cfg.DHCP.DHCPProvider == "builtin" {
+		if nbOpts, err = netbootOptions(cfg, db, log); err != nil {
+			return err
+		}
+		if nb, err = netboot.New(nbOpts); err != nil {
+			return err
+		}
+		if err := nb.Listen(); err != nil {
+			return err
+		}
+		nbDone := make(chan error, 1)
+		go func() { nbDone <- nb.Serve(bgCtx) }()
+		defer func() {
+			bgCancel()
+			if err := <-nbDone; err != nil {
+				log.Error("netboot stopped with an error", "error", err)
+			}
+		}()
+	}
 
 	if has(roleAPI) {
 		mux := http.NewServeMux()
+		if nb != nil && nbOpts.HTTPListen == "" {
+			mux.Handle(nbOpts.HTTPPrefix, nb.HTTPHandler())
+		}
 		mux.Handle("/", ironic.New(ironic.Options{Store: db, Conductor: cond, Config: cfg, Log: log, Version: buildVersion()}))
 		if inspAPI != nil {
 			// All-in-one: the inspector's routes on the main port too, so one open port is enough.
@@ -208,7 +269,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 			}
 		}
 		addr := net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port))
-		srv, err := listen(addr, mux, log, "api")
+		srv, err := listen(addr, sec.apiHandler(mux), sec.tlsConfig(), listenLimits(cfg), log, "api")
 		if err != nil {
 			return err
 		}
@@ -216,12 +277,13 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}
 	if inspAPI != nil && cfg.Inspector.ListenPort != 0 {
 		addr := net.JoinHostPort(cfg.Inspector.ListenAddress, strconv.Itoa(cfg.Inspector.ListenPort))
-		srv, err := listen(addr, inspAPI, log, "inspector")
+		srv, err := listen(addr, sec.inspectorHandler(inspAPI), sec.tlsConfig(), listenLimits(cfg), log, "inspector")
 		if err != nil {
 			return err
 		}
 		servers = append(servers, srv)
 	}
+	sec.watchSIGHUP(ctx)
 	log.Info("ferro started", "roles", strings.Join(roles, ","), "version", buildVersion())
 
 	<-ctx.Done()
@@ -244,18 +306,47 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	return errors.Join(errs...)
 }
 
-// listen binds addr now (so a busy port fails start-up) and serves in the background.
-func listen(addr string, h http.Handler, log *slog.Logger, name string) (*http.Server, error) {
+// limits bound what one client of a listener may hold.
+type limits struct {
+	// socketTimeout bounds reading one request, writing one response and an
+	// idle keep-alive connection.
+	socketTimeout  time.Duration
+	maxHeaderBytes int
+	maxConns       int
+}
+
+func listenLimits(cfg *config.Config) limits {
+	return limits{
+		socketTimeout:  time.Duration(cfg.Default.ClientSocketTimeout) * time.Second,
+		maxHeaderBytes: cfg.Default.MaxHeaderLine,
+		maxConns:       cfg.API.MaxConnections,
+	}
+}
+
+// listen binds addr now (so a busy port fails start-up) and serves in the
+// background. Every connection has a read deadline (headers within 10 s,
+// the whole request within the socket timeout), a write deadline and an idle
+// timeout, and the listener accepts at most maxConns at once, so slow or
+// idle clients cannot pile up.
+func listen(addr string, h http.Handler, tlsConf *tls.Config, lim limits, log *slog.Logger, name string) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen for %s on %s: %w", name, addr, err)
 	}
+	ln = netutil.LimitListener(ln, lim.maxConns)
+	if tlsConf != nil {
+		ln = tls.NewListener(ln, tlsConf)
+	}
 	srv := &http.Server{
 		Addr:              addr,
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, lim.socketTimeout),
+		ReadTimeout:       lim.socketTimeout,
+		WriteTimeout:      lim.socketTimeout,
+		IdleTimeout:       lim.socketTimeout,
+		MaxHeaderBytes:    lim.maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		TLSConfig:         tlsConf,
 	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -268,7 +359,7 @@ func listen(addr string, h http.Handler, log *slog.Logger, name string) (*http.S
 
 // newRegistry builds the driver registry from [DEFAULT]enabled_* and
 // default_* and registers the implementations built into this binary.
-func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, log *slog.Logger) (*driver.Registry, error) {
+func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, ipmiClient *bmcipmi.Client, log *slog.Logger) (*driver.Registry, error) {
 	enabled := map[string][]string{}
 	defaults := map[string]string{}
 	for _, kind := range driver.Kinds {
@@ -277,6 +368,8 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 	}
 	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
 	fake.Register(reg)
+	ipmi.Register(reg, ipmi.Options{Client: ipmiClient, DisableBootTimeout: cfg.IPMI.DisableBootTimeout,
+		DefaultBootMode: cfg.Deploy.DefaultBootMode})
 	reg.RegisterNetwork("noop", network.Noop{})
 
 	// Neutron is optional: without [neutron]url (or Keystone auth) the flat
@@ -303,7 +396,9 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 	pxe.Register(reg, cfg, dhcp)
 	registerRedfish(reg, cfg, db, log)
 	if inspectClient != nil {
-		reg.RegisterInspect("inspector", inspect.New(cfg, inspectClient, db, log))
+		ins := inspect.New(cfg, inspectClient, db, log)
+		ins.Progress = conductor.NewProgress(db, cfg.Default.Host, log)
+		reg.RegisterInspect("inspector", ins)
 	}
 	return reg, nil
 }
@@ -340,8 +435,12 @@ func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, l
 // inspector: [inspector]endpoint_override, else the same-process inspector
 // through its handler (no socket), else none.
 func inspectorClient(cfg *config.Config, local http.Handler) (inspect.Client, error) {
-	o := inspect.ClientOptions{Endpoint: cfg.Inspector.EndpointOverride, AuthType: cfg.Inspector.AuthType,
-		Username: cfg.Inspector.Username, Password: cfg.Inspector.Password}
+	i := cfg.Inspector
+	o := inspect.ClientOptions{Endpoint: i.EndpointOverride, Auth: openstack.Options{
+		AuthType: i.AuthType, Username: i.Username, Password: i.Password, AuthURL: i.AuthURL,
+		ProjectName: i.ProjectName, UserDomainName: i.UserDomainName, ProjectDomainName: i.ProjectDomainName,
+		SystemScope: i.SystemScope, Token: i.Token, RegionName: i.RegionName, CAFile: i.CAFile, Insecure: i.Insecure,
+	}}
 	if o.Endpoint == "" {
 		if local == nil {
 			return nil, nil
@@ -357,8 +456,12 @@ func inspectorClient(cfg *config.Config, local http.Handler) (inspect.Client, er
 // has the API role.
 func inspectorBareMetal(cfg *config.Config, db store.Store, cond func() *conductor.Conductor, hasAPI bool) (inspector.BareMetal, error) {
 	if cfg.Ironic.EndpointOverride != "" {
-		return inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: cfg.Ironic.EndpointOverride,
-			AuthType: cfg.Ironic.AuthType, Username: cfg.Ironic.Username, Password: cfg.Ironic.Password})
+		i := cfg.Ironic
+		return inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: i.EndpointOverride, Auth: openstack.Options{
+			AuthType: i.AuthType, Username: i.Username, Password: i.Password, AuthURL: i.AuthURL,
+			ProjectName: i.ProjectName, UserDomainName: i.UserDomainName, ProjectDomainName: i.ProjectDomainName,
+			SystemScope: i.SystemScope, Token: i.Token, RegionName: i.RegionName, CAFile: i.CAFile, Insecure: i.Insecure,
+		}})
 	}
 	if !hasAPI {
 		return nil, errors.New("the inspector role without the api role needs [ironic]endpoint_override")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
@@ -347,8 +348,51 @@ func TestInspect_TimeoutAbortsAndFails(t *testing.T) {
 	r.advance(time.Duration(r.cfg.Conductor.InspectWaitTimeout+1) * time.Second)
 	r.c.CheckInspectTimeouts(context.Background())
 	got := r.waitState(t, n.UUID, states.InspectFailed)
-	if got.LastError != "timeout reached while inspecting the node" || r.wait.aborts != 1 {
-		t.Errorf("last_error = %q, aborts = %d", got.LastError, r.wait.aborts)
+	want := "Inspection timed out after 1800 s ([conductor]inspect_wait_timeout) waiting for the report; no progress was recorded since it started"
+	if got.LastError != want || r.wait.aborts != 1 {
+		t.Errorf("last_error = %q, aborts = %d; want %q", got.LastError, r.wait.aborts, want)
+	}
+}
+
+// A timeout names the last phase the node reached, from the progress
+// recorded in its history.
+func TestInspect_TimeoutNamesLastPhase(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	p := NewProgress(r.store, "c1", nil)
+	p.now = r.clock
+	n := r.node(t, states.Manageable, map[string]string{"inspect": "waiting"})
+	if err := r.c.DoProvisionAction(ctx, n.UUID, VerbInspect); err != nil {
+		t.Fatal(err)
+	}
+	r.waitState(t, n.UUID, states.InspectWait)
+	r.advance(2 * time.Second)
+	p.Record(ctx, n.UUID, driver.PhasePoweredOn, "")
+	r.advance(3 * time.Second)
+	p.Record(ctx, n.UUID, driver.PhaseDHCPAnswered, "192.0.2.50")
+	p.Record(ctx, n.UUID, driver.PhaseDHCPAnswered, "192.0.2.50") // a retry: recorded once
+	r.advance(4 * time.Second)
+	kernelAt := r.clock().UTC()
+	p.Record(ctx, n.UUID, driver.PhaseKernel, "")
+	hist, err := r.store.ListHistory(ctx, n.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var phases []string
+	for _, e := range hist {
+		if e.EventType == driver.ProgressEventType {
+			phases = append(phases, e.Event)
+		}
+	}
+	if diff := cmp.Diff([]string{"powered on", "DHCP answered: 192.0.2.50", "kernel fetched"}, phases); diff != "" {
+		t.Errorf("progress in the history (-want +got):\n%s", diff)
+	}
+	r.advance(time.Duration(r.cfg.Conductor.InspectWaitTimeout) * time.Second)
+	r.c.CheckInspectTimeouts(ctx)
+	got := r.waitState(t, n.UUID, states.InspectFailed)
+	want := "Inspection timed out after 1800 s ([conductor]inspect_wait_timeout) waiting for the report; last seen: kernel fetched at " + kernelAt.Format(time.RFC3339)
+	if got.LastError != want {
+		t.Errorf("last_error = %q, want %q", got.LastError, want)
 	}
 }
 

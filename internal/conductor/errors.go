@@ -19,7 +19,7 @@ var (
 )
 
 // ValidationResult is one interface's line in GET /v1/nodes/{node}/validate.
-// Result is nil for an interface the node does not have ("not supported").
+// Result is false with a reason when the interface failed or cannot do it.
 type ValidationResult struct {
 	Result *bool  `json:"result"`
 	Reason string `json:"reason,omitempty"`

@@ -105,18 +105,26 @@ func (c *Conductor) SupportedBootDevices(ctx context.Context, ident string) ([]s
 	return t.Driver.Management.SupportedBootDevices(ctx, t)
 }
 
-// ValidateNode runs every interface's Validate, as GET /validate reports it.
+// ValidateNode runs the Validate of every interface Ironic 21.4's
+// GET /validate reports: its drivers' non_vendor_interfaces (vendor is
+// never listed, firmware came after 21.4). As there, an interface that
+// cannot do the job (no-*, or ErrUnsupported) is result false with
+// UnsupportedDriverExtension's message.
 func (c *Conductor) ValidateNode(ctx context.Context, ident string) (map[string]ValidationResult, error) {
 	t, err := c.shared(ctx, ident)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]ValidationResult{}
+	unsupported := func(kind string) ValidationResult {
+		fail := false
+		return ValidationResult{Result: &fail, Reason: fmt.Sprintf("Driver %s does not support %s (disabled or not implemented).", t.Node.Driver, kind)}
+	}
 	check := func(kind string, v interface {
 		Validate(context.Context, *driver.Task) error
 	}) {
 		if v == nil || t.Node.Interface(kind) == "" {
-			out[kind] = ValidationResult{Reason: "not supported"}
+			out[kind] = unsupported(kind)
 			return
 		}
 		err := v.Validate(ctx, t)
@@ -125,7 +133,7 @@ func (c *Conductor) ValidateNode(ctx context.Context, ident string) (map[string]
 			ok := true
 			out[kind] = ValidationResult{Result: &ok}
 		case errors.Is(err, driver.ErrUnsupported):
-			out[kind] = ValidationResult{Reason: "not supported"}
+			out[kind] = unsupported(kind)
 		default:
 			fail := false
 			out[kind] = ValidationResult{Result: &fail, Reason: err.Error()}
@@ -136,13 +144,13 @@ func (c *Conductor) ValidateNode(ctx context.Context, ident string) (map[string]
 	check("boot", t.Driver.Boot)
 	check("network", t.Driver.Network)
 	check("inspect", t.Driver.Inspect)
-	for _, kind := range driver.Kinds {
+	for _, kind := range driver.ValidatedKinds {
 		if _, done := out[kind]; done {
 			continue
 		}
 		v, ok := t.Driver.Others[kind]
 		if !ok {
-			out[kind] = ValidationResult{Reason: "not supported"}
+			out[kind] = unsupported(kind)
 			continue
 		}
 		check(kind, v)

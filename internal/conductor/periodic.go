@@ -230,7 +230,7 @@ func (c *Conductor) CheckInspectTimeouts(ctx context.Context) {
 			continue
 		}
 		if t.Node.ProvisionState == states.InspectWait {
-			msg := "timeout reached while inspecting the node"
+			msg := timeoutMessage(ctx, c.store, t.Node, limit)
 			if err := t.Driver.Inspect.Abort(ctx, t); err != nil && !errors.Is(err, driver.ErrUnsupported) {
 				msg += fmt.Sprintf("; clean up failed: %v", err)
 			}

@@ -32,7 +32,12 @@ type Config struct {
 	Deploy       Deploy       `section:"deploy"`
 	DHCP         DHCP         `section:"dhcp"`
 	Inventory    Inventory    `section:"inventory"`
+	IPMI         IPMI         `section:"ipmi"`
 	Redfish      Redfish      `section:"redfish"`
+	Netboot      Netboot      `section:"netboot"`
+	// KeystoneAuthtoken and SSL are in security.go.
+	KeystoneAuthtoken KeystoneAuthtoken `section:"keystone_authtoken"`
+	SSL               SSL               `section:"ssl"`
 }
 
 // Default is [DEFAULT].
@@ -72,6 +77,17 @@ type Default struct {
 	DefaultRescueInterface     string `ini:"default_rescue_interface"`
 	DefaultStorageInterface    string `ini:"default_storage_interface"`
 	DefaultResourceClass       string `ini:"default_resource_class"`
+
+	// ClientSocketTimeout bounds, in seconds, reading one request (headers
+	// and body) and how long an idle keep-alive connection is kept
+	// (oslo.service's name).
+	ClientSocketTimeout int `ini:"client_socket_timeout"`
+	// MaxHeaderLine bounds the request headers, in bytes (oslo.service's name).
+	MaxHeaderLine int `ini:"max_header_line"`
+	// AuthStrategy is noauth, http_basic or keystone, for both APIs.
+	AuthStrategy string `ini:"auth_strategy"`
+	// HTTPBasicAuthUserFile is the Apache htpasswd file (bcrypt entries) of http_basic.
+	HTTPBasicAuthUserFile string `ini:"http_basic_auth_user_file"`
 }
 
 // Enabled returns the enabled implementations for an interface kind ("boot", "power", …).
@@ -115,6 +131,13 @@ type API struct {
 	MaxLimit int `ini:"max_limit"`
 	// PublicEndpoint is the base URL put in links; empty means the request's host.
 	PublicEndpoint string `ini:"public_endpoint"`
+	// MaxConnections caps the open client connections of each listener (a
+	// ferro option); further clients wait in the kernel's accept queue.
+	MaxConnections int `ini:"max_connections"`
+	// EnableSSLAPI serves both APIs over TLS with [ssl]cert_file and key_file.
+	EnableSSLAPI bool `ini:"enable_ssl_api"`
+	// AllowInsecureNoauth permits noauth on a non-loopback address.
+	AllowInsecureNoauth bool `ini:"allow_insecure_noauth"`
 }
 
 // Database is [database].
@@ -149,6 +172,15 @@ type Inspector struct {
 	AuthType                  string   `ini:"auth_type"`
 	Username                  string   `ini:"username"`
 	Password                  string   `ini:"password" secret:"true"`
+	AuthURL                   string   `ini:"auth_url"`
+	ProjectName               string   `ini:"project_name"`
+	UserDomainName            string   `ini:"user_domain_name"`
+	ProjectDomainName         string   `ini:"project_domain_name"`
+	SystemScope               string   `ini:"system_scope"`
+	Token                     string   `ini:"token" secret:"true"`
+	RegionName                string   `ini:"region_name"`
+	CAFile                    string   `ini:"cafile"`
+	Insecure                  bool     `ini:"insecure"`
 	CallbackEndpointOverride  string   `ini:"callback_endpoint_override"`
 	ExtraKernelParams         string   `ini:"extra_kernel_params"`
 	PowerOff                  bool     `ini:"power_off"`
@@ -159,14 +191,29 @@ type Inspector struct {
 	CanManageBoot             bool     `ini:"can_manage_boot"`
 	IntrospectionDelay        int      `ini:"introspection_delay"`
 	Hooks                     []string `ini:"hooks" delim:","`
+	// Agent is the agent the inspection ramdisk runs, which decides whether
+	// a managed inspection issues a callback token: ironic-python-agent
+	// (none), ferro-agent (issued and required) or auto (ferro-agent when
+	// the deploy image's file name says so). driver_info[inspection_agent]
+	// overrides it per node.
+	Agent string `ini:"agent"`
 }
 
 // Ironic is [ironic]: how a standalone inspector reaches the bare metal API.
 type Ironic struct {
-	EndpointOverride string `ini:"endpoint_override"`
-	AuthType         string `ini:"auth_type"`
-	Username         string `ini:"username"`
-	Password         string `ini:"password" secret:"true"`
+	EndpointOverride  string `ini:"endpoint_override"`
+	AuthType          string `ini:"auth_type"`
+	Username          string `ini:"username"`
+	Password          string `ini:"password" secret:"true"`
+	AuthURL           string `ini:"auth_url"`
+	ProjectName       string `ini:"project_name"`
+	UserDomainName    string `ini:"user_domain_name"`
+	ProjectDomainName string `ini:"project_domain_name"`
+	SystemScope       string `ini:"system_scope"`
+	Token             string `ini:"token" secret:"true"`
+	RegionName        string `ini:"region_name"`
+	CAFile            string `ini:"cafile"`
+	Insecure          bool   `ini:"insecure"`
 }
 
 // Processing is [processing] of ironic-inspector.
@@ -180,6 +227,14 @@ type Processing struct {
 	OverwriteExisting bool     `ini:"overwrite_existing"`
 	StoreData         string   `ini:"store_data"`
 	SkipBlockDevices  []string `ini:"skip_block_devices" delim:","`
+	// MaxConcurrentReports bounds the agent reports read and decoded at
+	// once (a ferro option); 0 means twice the number of CPUs.
+	MaxConcurrentReports int `ini:"max_concurrent_reports"`
+	// RamdiskLogsDir is where the ramdisk's logs are written, as
+	// ironic-inspector; empty means they are dropped.
+	RamdiskLogsDir            string `ini:"ramdisk_logs_dir"`
+	AlwaysStoreRamdiskLogs    bool   `ini:"always_store_ramdisk_logs"`
+	RamdiskLogsFilenameFormat string `ini:"ramdisk_logs_filename_format"`
 }
 
 // Hooks returns the processing hooks in order, with
@@ -222,6 +277,9 @@ type Neutron struct {
 	ProjectDomainName               string   `ini:"project_domain_name"`
 	Token                           string   `ini:"token" secret:"true"`
 	RegionName                      string   `ini:"region_name"`
+	SystemScope                     string   `ini:"system_scope"`
+	CAFile                          string   `ini:"cafile"`
+	Insecure                        bool     `ini:"insecure"`
 	InspectionNetwork               string   `ini:"inspection_network"`
 	InspectionNetworkSecurityGroups []string `ini:"inspection_network_security_groups" delim:","`
 	AddAllPorts                     bool     `ini:"add_all_ports"`
@@ -238,13 +296,23 @@ type PXE struct {
 	PXEBootfileName    string `ini:"pxe_bootfile_name"`
 	IPXEBootfileName   string `ini:"ipxe_bootfile_name"`
 	IPXEBootScript     string `ini:"ipxe_boot_script"`
-	ImageCacheSize     int    `ini:"image_cache_size"`
+	// UEFIIPXEBootfileName is the iPXE binary a UEFI PXE ROM chain-loads.
+	UEFIIPXEBootfileName string `ini:"uefi_ipxe_bootfile_name"`
+	// IPXEDir is where the built-in netboot finds iPXE and PXELINUX
+	// binaries to copy into the boot roots; empty means Debian's paths.
+	IPXEDir        string `ini:"ipxe_dir"`
+	ImageCacheSize int    `ini:"image_cache_size"`
 }
 
 // Deploy is [deploy].
 type Deploy struct {
 	HTTPURL  string `ini:"http_url"`
 	HTTPRoot string `ini:"http_root"`
+	// DefaultBootMode is the boot mode of a node that names none (bios or uefi).
+	DefaultBootMode string `ini:"default_boot_mode"`
+	// HTTPListen is where the built-in netboot serves http_root; empty
+	// means the API port, under http_url's path.
+	HTTPListen string `ini:"http_listen"`
 }
 
 // DHCP is [dhcp].
@@ -283,8 +351,12 @@ func Defaults() *Config {
 			EnabledFirmwareInterfaces:   []string{"fake", "no-firmware"},
 			EnabledRescueInterfaces:     []string{"fake", "no-rescue"},
 			EnabledStorageInterfaces:    []string{"fake", "noop"},
+			ClientSocketTimeout:         60,
+			MaxHeaderLine:               16384,
+			AuthStrategy:                AuthNoauth,
+			HTTPBasicAuthUserFile:       "/etc/ironic/htpasswd",
 		},
-		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000},
+		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000, MaxConnections: 1024},
 		Database: Database{},
 		Conductor: Conductor{
 			WorkersPoolSize:             100,
@@ -305,6 +377,7 @@ func Defaults() *Config {
 			StatusCheckPeriod:  60,
 			CanManageBoot:      true,
 			IntrospectionDelay: 5,
+			Agent:              "auto",
 		},
 		Ironic: Ironic{AuthType: "none"},
 		Processing: Processing{
@@ -315,19 +388,27 @@ func Defaults() *Config {
 			UpdatePXEEnabled:       true,
 			OverwriteExisting:      true,
 			StoreData:              "database",
+			// ironic-inspector's default.
+			RamdiskLogsFilenameFormat: "{uuid}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz",
 		},
 		Capabilities: Capabilities{
 			CPUFlags: []string{"vmx:cpu_vt", "svm:cpu_vt", "aes:cpu_aes", "pse:cpu_hugepages", "pdpe1gb:cpu_hugepages_1g", "smx:cpu_txt"},
 		},
 		Neutron: Neutron{AuthType: "none", Retries: 3, Timeout: 30, PortSetupDelay: 0},
 		PXE: PXE{
-			PXEBootfileName:    "pxelinux.0",
-			IPXEBootfileName:   "undionly.kpxe",
-			KernelAppendParams: "nofb nomodeset vga=normal",
+			PXEBootfileName:      "pxelinux.0",
+			IPXEBootfileName:     "undionly.kpxe",
+			UEFIIPXEBootfileName: "snponly.efi",
+			KernelAppendParams:   "nofb nomodeset vga=normal",
 		},
+		Deploy:    Deploy{DefaultBootMode: "uefi"},
 		DHCP:      DHCP{DHCPProvider: "none"},
 		Inventory: Inventory{DataBackend: "database"},
+		IPMI:      defaultIPMI(),
 		Redfish:   redfishDefaults(),
+		Netboot:   defaultNetboot(),
+
+		KeystoneAuthtoken: defaultKeystoneAuthtoken(),
 	}
 }
 
@@ -354,6 +435,9 @@ func Load(path string, environ []string) (cfg *Config, unknown []string, err err
 		}
 	}
 	if err := applyEnv(f, environ, known); err != nil {
+		return nil, unknown, err
+	}
+	if err := checkIgnoredSecurity(f); err != nil {
 		return nil, unknown, err
 	}
 	cfg = Defaults()
@@ -509,6 +593,18 @@ func (c *Config) Validate() error {
 	if c.Conductor.WorkersPoolSize < 1 {
 		bad("[conductor]workers_pool_size must be at least 1")
 	}
+	if c.Default.ClientSocketTimeout < 1 {
+		bad("[DEFAULT]client_socket_timeout must be at least 1 (seconds): every connection needs a read deadline")
+	}
+	if c.Default.MaxHeaderLine < 1024 {
+		bad("[DEFAULT]max_header_line must be at least 1024 (bytes)")
+	}
+	if c.API.MaxConnections < 1 {
+		bad("[api]max_connections must be at least 1")
+	}
+	if c.Processing.MaxConcurrentReports < 0 {
+		bad("[processing]max_concurrent_reports must not be negative")
+	}
 	for _, opt := range []struct {
 		name, val string
 		allowed   []string
@@ -516,11 +612,11 @@ func (c *Config) Validate() error {
 		{"[processing]add_ports", c.Processing.AddPorts, []string{"pxe", "active", "all", "disabled"}},
 		{"[processing]keep_ports", c.Processing.KeepPorts, []string{"all", "present", "added"}},
 		{"[processing]store_data", c.Processing.StoreData, []string{"none", "database"}},
-		{"[inspector]auth_type", c.Inspector.AuthType, []string{"none", "noauth", "http_basic"}},
-		{"[ironic]auth_type", c.Ironic.AuthType, []string{"none", "noauth", "http_basic"}},
-		{"[neutron]auth_type", c.Neutron.AuthType, []string{"none", "noauth", "password", "token"}},
-		{"[dhcp]dhcp_provider", c.DHCP.DHCPProvider, []string{"none", "neutron"}},
+		{"[dhcp]dhcp_provider", c.DHCP.DHCPProvider, []string{"none", "neutron", "builtin"}},
+		{"[netboot]mode", c.Netboot.Mode, []string{"dhcp", "proxy"}},
 		{"[inventory]data_backend", c.Inventory.DataBackend, []string{"none", "database"}},
+		{"[deploy]default_boot_mode", c.Deploy.DefaultBootMode, []string{"bios", "uefi"}},
+		{"[inspector]agent", c.Inspector.Agent, []string{"auto", "ironic-python-agent", "ferro-agent"}},
 	} {
 		if !slices.Contains(opt.allowed, opt.val) {
 			bad("%s %q is not one of %s", opt.name, opt.val, strings.Join(opt.allowed, ", "))
@@ -532,6 +628,7 @@ func (c *Config) Validate() error {
 			bad("[DEFAULT]default_%s_interface %q is not in enabled_%s_interfaces", kind, d, kind)
 		}
 	}
+	c.validateSecurity(bad)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
 	}

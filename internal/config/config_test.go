@@ -40,7 +40,7 @@ processing_hooks = $default_processing_hooks, extra_hardware
 [neutron]
 password = s3cret
 [keystone_authtoken]
-auth_url = http://x
+memcache_pool_maxsize = 10
 `
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ auth_url = http://x
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"[keystone_authtoken]auth_url"}, unknown); diff != "" {
+	if diff := cmp.Diff([]string{"[keystone_authtoken]memcache_pool_maxsize"}, unknown); diff != "" {
 		t.Errorf("unknown (-want +got):\n%s", diff)
 	}
 	if cfg.API.Port != 7001 || cfg.API.HostIP != "0.0.0.0" {

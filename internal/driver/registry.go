@@ -65,6 +65,14 @@ var Kinds = []string{
 	"network", "power", "raid", "rescue", "storage", "vendor",
 }
 
+// ValidatedKinds are the kinds GET /v1/nodes/{node}/validate reports, as
+// Ironic 21.4 (API 1.82) does: its drivers' non_vendor_interfaces, which
+// do not include vendor, nor firmware (added in a later release).
+var ValidatedKinds = []string{
+	"bios", "boot", "console", "deploy", "inspect", "management",
+	"network", "power", "raid", "rescue", "storage",
+}
+
 // Registry resolves hardware types and interface names to implementations.
 // It is built once in main and read-only afterwards.
 type Registry struct {

@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/httpbasic"
-	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
 	"github.com/gophercloud/gophercloud/v2/pagination"
@@ -19,6 +17,7 @@ import (
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/inspector/hooks"
+	"github.com/ferrometal/ferro/internal/openstack"
 )
 
 // ironicMicroversion is the API version the HTTP client asks for: the
@@ -33,10 +32,10 @@ type HTTPBareMetal struct {
 
 // HTTPOptions configure NewHTTPBareMetal ([ironic] section).
 type HTTPOptions struct {
-	Endpoint   string // root URL, e.g. http://ironic:6385
-	AuthType   string // none or http_basic
-	Username   string
-	Password   string
+	Endpoint string // root URL, e.g. http://ironic:6385
+	// Auth is how requests authenticate ([ironic]auth_type and the options
+	// that go with it); its Endpoint and ServiceType are set here.
+	Auth       openstack.Options
 	HTTPClient *http.Client
 }
 
@@ -46,21 +45,14 @@ func NewHTTPBareMetal(o HTTPOptions) (*HTTPBareMetal, error) {
 	if !strings.HasSuffix(endpoint, "/v1") {
 		endpoint += "/v1"
 	}
-	var sc *gophercloud.ServiceClient
-	var err error
-	switch o.AuthType {
-	case "", "none", "noauth":
-		sc, err = noauth.NewBareMetalNoAuth(noauth.EndpointOpts{IronicEndpoint: endpoint})
-	case "http_basic":
-		sc, err = httpbasic.NewBareMetalHTTPBasic(httpbasic.EndpointOpts{IronicEndpoint: endpoint, IronicUser: o.Username, IronicUserPassword: o.Password})
-	default:
-		return nil, fmt.Errorf("unknown [ironic]auth_type %q", o.AuthType)
+	a := o.Auth
+	a.Section, a.Endpoint, a.ServiceType = "[ironic]", endpoint, "baremetal"
+	if o.HTTPClient != nil {
+		a.Transport, a.Timeout = o.HTTPClient.Transport, o.HTTPClient.Timeout
 	}
+	sc, err := openstack.New(context.Background(), a)
 	if err != nil {
 		return nil, fmt.Errorf("bare metal client: %w", err)
-	}
-	if o.HTTPClient != nil {
-		sc.ProviderClient.HTTPClient = *o.HTTPClient
 	}
 	sc.Microversion = ironicMicroversion
 	return &HTTPBareMetal{sc: sc}, nil

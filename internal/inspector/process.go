@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/inspector/hooks"
 	"github.com/ferrometal/ferro/internal/inventory"
 	"github.com/ferrometal/ferro/internal/store"
@@ -74,12 +75,25 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 		}
 		return "", err
 	}
+	s.progress.Record(context.WithoutCancel(ctx), in.NodeUUID, driver.PhaseReport, reportDetail(rep))
+	if err := s.processReport(ctx, in, rep, data, preErr); err != nil {
+		return "", err
+	}
+	return in.NodeUUID, nil
+}
+
+// processReport processes a report whose introspection is in processing
+// (its raw report stored), to the introspection's end: the rest of
+// Continue, and what recovery runs after a crash. The error is what the
+// agent is answered.
+func (s *Service) processReport(ctx context.Context, in *store.Introspection, rep *inventory.Report, data *hooks.Data, preErr error) error {
 	if preErr != nil {
 		// As upstream: the introspection's error is the failures, the
 		// answer adds what they are.
 		failures := hookFailures(preErr)
 		s.finish(ctx, in, failures)
-		return "", errorf(http.StatusBadRequest, "The following failures happened during running pre-processing hooks:\n%s", failures)
+		s.storeRamdiskLogs(rep, in.NodeUUID)
+		return errorf(http.StatusBadRequest, "The following failures happened during running pre-processing hooks:\n%s", failures)
 	}
 	processed, err := s.process(ctx, in.NodeUUID, data)
 	if err == nil {
@@ -87,13 +101,32 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 	}
 	if err != nil {
 		s.finish(ctx, in, err.Error())
+		s.storeRamdiskLogs(rep, in.NodeUUID)
 		var e *Error
 		if errors.As(err, &e) {
-			return "", err
+			return err
 		}
-		return "", errorf(http.StatusBadRequest, "%s", err.Error())
+		return errorf(http.StatusBadRequest, "%s", err.Error())
 	}
-	return in.NodeUUID, nil
+	s.progress.Record(context.WithoutCancel(ctx), in.NodeUUID, driver.PhaseProcessed, "")
+	if s.cfg.Processing.AlwaysStoreRamdiskLogs {
+		s.storeRamdiskLogs(rep, in.NodeUUID)
+	}
+	return nil
+}
+
+// reportDetail says, for the node's history, what sent the report.
+func reportDetail(rep *inventory.Report) string {
+	var names []string
+	if rep.Configuration != nil {
+		for _, m := range rep.Configuration.Managers {
+			names = append(names, m.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "hardware managers: " + strings.Join(names, ", ")
 }
 
 // hookFailures joins deferred hook failures, one a line, as upstream does.

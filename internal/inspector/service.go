@@ -21,8 +21,10 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/inspector/hooks"
 	"github.com/ferrometal/ferro/internal/inspector/rules"
+	"github.com/ferrometal/ferro/internal/inventory"
 	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -63,6 +65,13 @@ type Options struct {
 	// ended, so a same-process conductor finishes at once instead of polling.
 	Notify func(nodeUUID string)
 	Now    func() time.Time
+	// Progress records "report received" and "processed" in the node's
+	// history; nil records nothing.
+	Progress driver.ProgressRecorder
+	// ExclusiveStore says that no other inspector process uses the store
+	// (SQLite): at start every introspection left in processing is this
+	// process's own and is recovered at once, not only once it is stale.
+	ExclusiveStore bool
 }
 
 // Service is the inspector.
@@ -74,6 +83,9 @@ type Service struct {
 	notify func(string)
 	now    func() time.Time
 	hooks  []hooks.Hook
+	// progress is never nil.
+	progress  driver.ProgressRecorder
+	exclusive bool
 
 	// nodeMu serialises work on one node's introspection in this process.
 	nodeMu sync.Map // node UUID → *sync.Mutex
@@ -106,9 +118,14 @@ func New(o Options) (*Service, error) {
 		return nil, fmt.Errorf("processing hooks: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	progress := o.Progress
+	if progress == nil {
+		progress = driver.NoProgress{}
+	}
 	return &Service{
 		store: o.Store, bm: o.BareMetal, cfg: o.Config, log: log.With("component", "inspector"),
 		notify: o.Notify, now: now, hooks: hs, ctx: ctx, cancel: cancel,
+		progress: progress, exclusive: o.ExclusiveStore,
 	}, nil
 }
 
@@ -153,6 +170,15 @@ func (s *Service) Start(ctx context.Context, ident string, manageBoot bool, toke
 	}
 	unlock := s.lockNode(node.UUID)
 	defer unlock()
+	// A start without a token never replaces a running introspection that
+	// has one: that would turn a report only the booted agent can send
+	// into one anybody who knows a MAC address can.
+	if old, err := s.store.GetIntrospection(ctx, node.UUID); err == nil && old.TokenHash != nil && token == "" &&
+		old.FinishedAt == nil && slices.Contains(activeStates, old.State) {
+		return errorf(http.StatusConflict, "Introspection of node %s is running (state %q) with a callback token; a start without a token cannot replace it, abort it first", node.UUID, old.State)
+	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("get introspection of node %s: %w", node.UUID, err)
+	}
 	in := &store.Introspection{
 		NodeUUID: node.UUID, ManageBoot: manageBoot, StartedAt: s.now().UTC(), UpdatedAt: s.now().UTC(),
 		LookupMACs: portMACs(ports), LookupBMC: bmcAddresses(ctx, node),
@@ -384,6 +410,7 @@ func (s *Service) Run(ctx context.Context) {
 			return
 		case <-t.C:
 			s.CheckTimeouts(ctx)
+			s.Recover(ctx)
 		}
 	}
 }
@@ -463,4 +490,70 @@ func (s *Service) applyRules(ctx context.Context, data *hooks.Data, node *hooks.
 		s.log.Info("introspection rule applied", "node", node.UUID(), "rule", r.UUID)
 	}
 	return nil
+}
+
+// staleProcessing is how long an introspection may stay in processing
+// before recovery takes it as abandoned by a crashed process: processing a
+// report takes well under a second.
+const staleProcessing = 5 * time.Minute
+
+// Recover finishes introspections a crashed process left in processing.
+// Their raw report was stored when processing began, so each is processed
+// again from it; one without a stored report ends in error with a reason,
+// so that no node waits for [conductor]inspect_wait_timeout for a report
+// ferro already had. With ExclusiveStore every such introspection is this
+// process's own, so all are recovered; otherwise only those in processing
+// for longer than staleProcessing (another live inspector may be working
+// on a fresh one). Run calls it periodically too.
+func (s *Service) Recover(ctx context.Context) {
+	ins, err := s.store.ListIntrospections(ctx, store.IntrospectionFilter{State: []string{StateProcessing}})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Error("list introspections left in processing", "error", err)
+		}
+		return
+	}
+	for _, in := range ins {
+		if !s.exclusive && s.now().Sub(in.UpdatedAt) < staleProcessing {
+			continue
+		}
+		s.recoverOne(ctx, in.NodeUUID)
+	}
+}
+
+func (s *Service) recoverOne(ctx context.Context, nodeUUID string) {
+	unlock := s.lockNode(nodeUUID)
+	defer unlock()
+	in, err := s.store.GetIntrospection(ctx, nodeUUID)
+	if err != nil || in.State != StateProcessing {
+		return // finished meanwhile
+	}
+	fail := func(reason string) {
+		s.log.Warn("introspection left in processing moved to error", "node", nodeUUID, "reason", reason)
+		s.finish(ctx, in, reason)
+	}
+	body, err := s.store.GetIntrospectionData(ctx, nodeUUID, "raw")
+	if errors.Is(err, store.ErrNotFound) {
+		fail("The inspector stopped while processing the report and no copy of it was stored ([processing]store_data is none); inspect the node again")
+		return
+	}
+	if err != nil {
+		s.log.Error("cannot read the stored report of an introspection left in processing", "node", nodeUUID, "error", err)
+		return
+	}
+	rep, raw, err := inventory.DecodeBytes(body, inventory.Limits{MaxDepth: MaxReportDepth})
+	if err != nil {
+		fail(fmt.Sprintf("The inspector stopped while processing the report, and the stored report does not decode: %v", err))
+		return
+	}
+	data, err := hooks.NewData(rep, raw)
+	if err != nil {
+		fail(fmt.Sprintf("The inspector stopped while processing the report, and the stored report is invalid: %v", err))
+		return
+	}
+	s.log.Warn("re-processing the stored report of an introspection left in processing", "node", nodeUUID)
+	preErr := hooks.RunBeforeProcessing(ctx, s.hooks, data)
+	if err := s.processReport(ctx, in, rep, data, preErr); err != nil {
+		s.log.Warn("re-processing the stored report failed", "node", nodeUUID, "error", err)
+	}
 }

@@ -3,10 +3,12 @@ package inspector_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -290,23 +292,54 @@ func TestStart_RestartReplacesLookupAttributesAndToken(t *testing.T) {
 	if err := r.svc.Start(ctx, n.UUID, false, "first"); err != nil {
 		t.Fatal(err)
 	}
-	// The operator replaced the NIC and restarted without a token.
+	// The operator replaced the NIC and the conductor restarted the
+	// inspection with a new token.
 	r.bm.mu.Lock()
 	r.bm.ports[n.UUID][0].Address = "52:54:00:00:00:99"
 	r.bm.mu.Unlock()
-	if err := r.svc.Start(ctx, n.UUID, false, ""); err != nil {
+	if err := r.svc.Start(ctx, n.UUID, false, "second"); err != nil {
 		t.Fatal(err)
 	}
 	in := r.introspection(t, n.UUID)
 	if diff := cmp.Diff([]string{"52:54:00:00:00:99"}, in.LookupMACs); diff != "" {
 		t.Errorf("lookup MACs (-want +got):\n%s", diff)
 	}
-	if in.TokenHash != nil {
-		t.Errorf("token of the previous introspection kept")
+	if want := sha256.Sum256([]byte("second")); !bytes.Equal(in.TokenHash, want[:]) {
+		t.Errorf("token hash is not the new token's")
 	}
 	matches, err := r.store.LookupIntrospections(ctx, []string{"52:54:00:00:00:01"}, nil)
 	if err != nil || len(matches) != 0 {
 		t.Errorf("old MAC still finds the node: %v %v", matches, err)
+	}
+}
+
+// A start without a token must not replace a running introspection that
+// has one (issue 10: the forged start + forged report sequence); once it
+// is aborted, it may.
+func TestStart_TokenlessCannotReplaceTokenBearingIntrospection(t *testing.T) {
+	r := newSvcRig(t)
+	ctx := context.Background()
+	n := r.node("52:54:00:12:34:56") // small-2nic.json's first NIC
+	if err := r.svc.Start(ctx, n.UUID, false, "secret"); err != nil {
+		t.Fatal(err)
+	}
+	err := r.svc.Start(ctx, n.UUID, false, "")
+	var e *inspector.Error
+	if !errors.As(err, &e) || e.Status != http.StatusConflict {
+		t.Fatalf("tokenless start over a token-bearing introspection: %v, want 409", err)
+	}
+	if in := r.introspection(t, n.UUID); in.TokenHash == nil || in.State != inspector.StateWaiting {
+		t.Fatalf("the running introspection changed: %+v", in)
+	}
+	// A report without the token is still refused.
+	if _, err := r.svc.Continue(ctx, readFixture(t, "small-2nic.json"), ""); !errors.As(err, &e) || e.Status != http.StatusForbidden {
+		t.Errorf("tokenless report: %v, want 403", err)
+	}
+	if err := r.svc.Abort(ctx, n.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.svc.Start(ctx, n.UUID, false, ""); err != nil {
+		t.Errorf("tokenless start after the abort: %v", err)
 	}
 }
 
@@ -539,5 +572,94 @@ func TestContinue_SecondInspectorWithTheSameReportLoses(t *testing.T) {
 	}
 	if r.bm.appliedTo(n.UUID) != 1 {
 		t.Errorf("node changes applied %d times, want 1", r.bm.appliedTo(n.UUID))
+	}
+}
+
+// crashInProcessing leaves the node's introspection as a process killed
+// while processing its report leaves it: in processing, the raw report
+// stored (unless raw is nil).
+func crashInProcessing(t *testing.T, r *svcRig, n *baremetal.Node, raw []byte) {
+	t.Helper()
+	ctx := context.Background()
+	if err := r.svc.Start(ctx, n.UUID, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	in := r.introspection(t, n.UUID)
+	in.State, in.UpdatedAt = inspector.StateProcessing, r.clock.Now()
+	var reports []store.IntrospectionData
+	if raw != nil {
+		reports = append(reports, store.IntrospectionData{Kind: "raw", Data: raw})
+	}
+	if err := r.store.SaveIntrospectionFrom(ctx, in, []string{inspector.StateWaiting}, reports...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// restart builds a new service on the rig's store, as the next run of the
+// process does.
+func (r *svcRig) restart(t *testing.T, exclusive bool) *inspector.Service {
+	t.Helper()
+	svc, err := inspector.New(inspector.Options{Store: r.store, BareMetal: r.bm, Config: config.Defaults(),
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock.Now, ExclusiveStore: exclusive,
+		Notify: func(id string) {
+			r.mu.Lock()
+			r.notified = append(r.notified, id)
+			r.mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	return svc
+}
+
+func TestRecover_ReprocessesTheStoredReport(t *testing.T) {
+	r := newSvcRig(t)
+	n := r.node("52:54:00:12:34:56")
+	crashInProcessing(t, r, n, readFixture(t, "small-2nic.json"))
+
+	r.restart(t, true).Recover(context.Background())
+	in := r.introspection(t, n.UUID)
+	if in.State != inspector.StateFinished || in.Error != "" {
+		t.Fatalf("after recovery: state %q error %q, want finished", in.State, in.Error)
+	}
+	if r.bm.appliedTo(n.UUID) != 1 {
+		t.Errorf("the node was updated %d times, want once", r.bm.appliedTo(n.UUID))
+	}
+	if !slices.Contains(r.notifications(), n.UUID) {
+		t.Errorf("the conductor was not told")
+	}
+	if _, err := r.store.GetIntrospectionData(context.Background(), n.UUID, "processed"); err != nil {
+		t.Errorf("processed data not stored: %v", err)
+	}
+}
+
+func TestRecover_WithoutStoredReportEndsInError(t *testing.T) {
+	r := newSvcRig(t)
+	n := r.node("52:54:00:12:34:56")
+	crashInProcessing(t, r, n, nil)
+	r.restart(t, true).Recover(context.Background())
+	in := r.introspection(t, n.UUID)
+	if in.State != inspector.StateError || !strings.Contains(in.Error, "no copy of it was stored") {
+		t.Errorf("after recovery: state %q error %q, want error with the reason", in.State, in.Error)
+	}
+}
+
+// On a shared store another inspector may be processing a fresh report:
+// only a stale one is recovered.
+func TestRecover_SharedStoreWaitsUntilStale(t *testing.T) {
+	r := newSvcRig(t)
+	r.clock.now = time.Now().UTC() // the store stamps updated_at itself
+	n := r.node("52:54:00:12:34:56")
+	crashInProcessing(t, r, n, readFixture(t, "small-2nic.json"))
+	svc := r.restart(t, false)
+	svc.Recover(context.Background())
+	if st := r.introspection(t, n.UUID).State; st != inspector.StateProcessing {
+		t.Fatalf("a fresh processing introspection was taken over: %q", st)
+	}
+	r.clock.advance(10 * time.Minute)
+	svc.Recover(context.Background())
+	if st := r.introspection(t, n.UUID).State; st != inspector.StateFinished {
+		t.Errorf("a stale processing introspection was not recovered: %q", st)
 	}
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/extradhcpopts"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsbinding"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
+	ferrostack "github.com/ferrometal/ferro/internal/openstack"
 )
 
 // ErrNotFound is returned (wrapped) when Neutron has no such resource.
@@ -130,11 +130,11 @@ func New(cfg config.Neutron, log *slog.Logger) (*Client, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	switch cfg.AuthType {
-	case "", "none", "noauth":
+	case "", "none", "noauth", "http_basic":
 		if cfg.URL == "" {
 			return nil, fmt.Errorf("%w: [neutron]url is required with auth_type %q", driver.ErrMissingParameter, cfg.AuthType)
 		}
-	case "password", "token":
+	case "password", "v3password", "token", "v3token":
 		if cfg.AuthURL == "" {
 			return nil, fmt.Errorf("%w: [neutron]auth_url is required with auth_type %q", driver.ErrMissingParameter, cfg.AuthType)
 		}
@@ -146,8 +146,6 @@ func New(cfg config.Neutron, log *slog.Logger) (*Client, error) {
 	return &Client{cfg: cfg, log: log, backoff: minBackoff}, nil
 }
 
-func (c *Client) keystone() bool { return c.cfg.AuthType == "password" || c.cfg.AuthType == "token" }
-
 // service returns the gophercloud service client, authenticating first if needed.
 func (c *Client) service(ctx context.Context) (*gophercloud.ServiceClient, error) {
 	c.mu.Lock()
@@ -155,73 +153,24 @@ func (c *Client) service(ctx context.Context) (*gophercloud.ServiceClient, error
 	if c.sc != nil {
 		return c.sc, nil
 	}
-	var (
-		pc  *gophercloud.ProviderClient
-		err error
-	)
-	if c.keystone() {
-		pc, err = openstack.NewClient(c.cfg.AuthURL)
-		if err != nil {
-			return nil, fmt.Errorf("neutron: [neutron]auth_url: %w", err)
-		}
-	} else {
-		// No token: gophercloud sends no auth or project headers, and
-		// Neutron's noauth treats the request as admin.
-		pc = &gophercloud.ProviderClient{}
+	sc, err := ferrostack.New(ctx, ferrostack.Options{
+		Section: "[neutron]", AuthType: c.cfg.AuthType, Endpoint: c.cfg.URL, ServiceType: "network",
+		Username: c.cfg.Username, Password: c.cfg.Password, AuthURL: c.cfg.AuthURL, ProjectName: c.cfg.ProjectName,
+		UserDomainName: c.cfg.UserDomainName, ProjectDomainName: c.cfg.ProjectDomainName, SystemScope: c.cfg.SystemScope,
+		Token: c.cfg.Token, RegionName: c.cfg.RegionName, CAFile: c.cfg.CAFile, Insecure: c.cfg.Insecure,
+		Timeout: time.Duration(c.cfg.Timeout) * time.Second, RetryFunc: c.retry,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("neutron: %w", err)
 	}
-	pc.HTTPClient = http.Client{Timeout: time.Duration(c.cfg.Timeout) * time.Second}
-	pc.RetryFunc = c.retry
-	pc.UserAgent.Prepend("ferro")
-	if c.keystone() {
-		opts := gophercloud.AuthOptions{
-			IdentityEndpoint: c.cfg.AuthURL,
-			Scope: &gophercloud.AuthScope{
-				ProjectName: c.cfg.ProjectName,
-				DomainName:  c.cfg.ProjectDomainName,
-			},
-		}
-		if c.cfg.AuthType == "token" {
-			opts.TokenID = c.cfg.Token
-		} else {
-			opts.Username = c.cfg.Username
-			opts.Password = c.cfg.Password
-			opts.DomainName = c.cfg.UserDomainName
-			opts.AllowReauth = true
-		}
-		if opts.Scope.ProjectName == "" {
-			opts.Scope = nil
-		}
-		if err := openstack.Authenticate(ctx, pc, opts); err != nil {
-			return nil, fmt.Errorf("neutron: authenticate with keystone at %s: %w", c.cfg.AuthURL, err)
-		}
+	// Neutron's resources are under v2.0/ of its root.
+	base := sc.Endpoint + "v2.0/"
+	if strings.HasSuffix(sc.Endpoint, "/v2.0/") {
+		base = sc.Endpoint
 	}
-	var sc *gophercloud.ServiceClient
-	if c.cfg.URL != "" {
-		sc = endpointClient(pc, c.cfg.URL)
-	} else {
-		sc, err = openstack.NewNetworkV2(pc, gophercloud.EndpointOpts{
-			Region: c.cfg.RegionName, Availability: gophercloud.AvailabilityInternal,
-		})
-		if err != nil {
-			sc, err = openstack.NewNetworkV2(pc, gophercloud.EndpointOpts{Region: c.cfg.RegionName})
-		}
-		if err != nil {
-			return nil, fmt.Errorf("neutron: find the network endpoint in the service catalog: %w", err)
-		}
-	}
+	sc.ResourceBase = base
 	c.sc = sc
 	return sc, nil
-}
-
-// endpointClient is a networking v2 client for a fixed endpoint
-// ([neutron]url), with or without a version suffix.
-func endpointClient(pc *gophercloud.ProviderClient, endpoint string) *gophercloud.ServiceClient {
-	endpoint = gophercloud.NormalizeURL(endpoint)
-	base := endpoint + "v2.0/"
-	if strings.HasSuffix(endpoint, "/v2.0/") {
-		base = endpoint
-	}
-	return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: endpoint, ResourceBase: base, Type: "network"}
 }
 
 // retry is gophercloud's RetryFunc: nil means "send the request again".

@@ -112,6 +112,25 @@ type Store interface {
 	ListRules(ctx context.Context) ([]*Rule, error)
 	DeleteRule(ctx context.Context, uuid string) error
 	DeleteAllRules(ctx context.Context) error
+
+	// DHCP leases of the built-in DHCP server, keyed by MAC.
+	// SaveLease inserts or replaces the MAC's lease; ErrConflict if another
+	// MAC holds the address, ErrNotFound if the node does not exist.
+	SaveLease(ctx context.Context, l *Lease) error
+	GetLease(ctx context.Context, mac string) (*Lease, error)
+	// ListLeases returns every lease, by address.
+	ListLeases(ctx context.Context) ([]*Lease, error)
+	DeleteLease(ctx context.Context, mac string) error
+}
+
+// Lease is an IPv4 address the built-in DHCP server gave a node's port.
+// MAC is lower case aa:bb:cc:dd:ee:ff.
+type Lease struct {
+	MAC       string
+	IP        string
+	NodeUUID  string
+	ExpiresAt time.Time
+	UpdatedAt time.Time
 }
 
 // Page is the paging and sorting part of every list filter. Marker is the

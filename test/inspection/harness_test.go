@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,6 +48,10 @@ type lab struct {
 	// callback is the inspector's own listener, where an agent of an
 	// unmanaged inspection (which has no boot config to read) posts.
 	callback string
+	// tokens: [inspector]agent is ferro-agent, so managed inspections put
+	// a callback token on the kernel command line; else (the stock agent)
+	// they put none.
+	tokens bool
 
 	cliBin string
 	cliEnv []string
@@ -89,6 +94,7 @@ func startLab(t *testing.T, env ...string) *lab {
 		"FERRO_DEPLOY_HTTP_ROOT=" + l.httpRoot,
 		"FERRO_DEPLOY_HTTP_URL=" + httpURL,
 	}
+	l.tokens = slices.Contains(env, "FERRO_INSPECTOR_AGENT=ferro-agent")
 	l.srv = ferrotest.Start(t, ferrotest.WithEnv(append(base, env...)...))
 
 	// An empty home keeps the user's clouds.yaml and the client's version
@@ -132,8 +138,9 @@ func (l *lab) do(method, path string, body any) (int, []byte) {
 	return ferrotest.Call(l.t, l.srv.URL, method, path, body)
 }
 
-// nodeSpec describes a fake-hardware node to enrol.
+// nodeSpec describes a node to enrol (fake-hardware unless driver is set).
 type nodeSpec struct {
+	driver        string
 	boot, network string // boot and network interfaces
 	driverInfo    map[string]any
 	ports         []portSpec
@@ -176,8 +183,12 @@ func (l *lab) enroll(spec nodeSpec) *node {
 	var created struct {
 		UUID string `json:"uuid"`
 	}
+	drv := spec.driver
+	if drv == "" {
+		drv = "fake-hardware"
+	}
 	l.must(http.MethodPost, "/v1/nodes", map[string]any{
-		"driver":            "fake-hardware",
+		"driver":            drv,
 		"boot_interface":    spec.boot,
 		"network_interface": spec.network,
 		"inspect_interface": "inspector",
@@ -294,8 +305,11 @@ func (l *lab) bootConfig(n *node, kind string) *inspection.BootConfig {
 	if bc.Callback != l.callback {
 		l.t.Errorf("callback URL on the kernel command line = %q, want %q", bc.Callback, l.callback)
 	}
-	if len(bc.Token) < 32 {
+	if l.tokens && len(bc.Token) < 32 {
 		l.t.Errorf("inspection token on the kernel command line = %q, want a random token", bc.Token)
+	}
+	if !l.tokens && bc.Token != "" {
+		l.t.Errorf("inspection token on the kernel command line = %q, want none for the stock agent", bc.Token)
 	}
 	return bc
 }

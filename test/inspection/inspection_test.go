@@ -43,7 +43,9 @@ func checkProperties(t *testing.T, got map[string]any) {
 func TestInspection_Neutron(t *testing.T) {
 	ntr := neutrontest.Start(t)
 	netID := ntr.CreateNetwork(t, neutrontest.NetworkOpts{Name: "inspection", CIDR: "192.168.60.0/24"})
-	neutronEnv := []string{"FERRO_NEUTRON_URL=" + ntr.URL, "FERRO_DHCP_DHCP_PROVIDER=neutron"}
+	// These inspections boot ferro-agent, which presents the callback
+	// token; TestInspection_StockAgent runs without one.
+	neutronEnv := []string{"FERRO_NEUTRON_URL=" + ntr.URL, "FERRO_DHCP_DHCP_PROVIDER=neutron", "FERRO_INSPECTOR_AGENT=ferro-agent"}
 
 	// neutronPort returns the Neutron port recorded for a bare metal port
 	// and checks what every inspection port has.

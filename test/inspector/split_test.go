@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,9 +25,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gophercloud/gophercloud/v2"
+	bmbasic "github.com/gophercloud/gophercloud/v2/openstack/baremetal/httpbasic"
 	bmnoauth "github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
+	ispbasic "github.com/gophercloud/gophercloud/v2/openstack/baremetalintrospection/httpbasic"
 	ispnoauth "github.com/gophercloud/gophercloud/v2/openstack/baremetalintrospection/noauth"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetalintrospection/v1/introspection"
 
@@ -77,7 +80,50 @@ func getOK(url string) func(ctx context.Context, s *ferrotest.Server) error {
 	}
 }
 
+// splitAuth is how the two processes and the test's clients authenticate.
+type splitAuth struct {
+	// apiEnv and inspectorEnv are added to each process's environment.
+	apiEnv, inspectorEnv []string
+	// bm and ic are the test's clients of the bare metal API and the inspector.
+	bm func(endpoint string) (*gophercloud.ServiceClient, error)
+	ic func(endpoint string) (*gophercloud.ServiceClient, error)
+}
+
+var noauth = splitAuth{
+	bm: func(e string) (*gophercloud.ServiceClient, error) {
+		return bmnoauth.NewBareMetalNoAuth(bmnoauth.EndpointOpts{IronicEndpoint: e})
+	},
+	ic: func(e string) (*gophercloud.ServiceClient, error) {
+		return ispnoauth.NewBareMetalIntrospectionNoAuth(ispnoauth.EndpointOpts{IronicInspectorEndpoint: e})
+	},
+}
+
 func TestSplit_ManagedInspectionWithInspectorInItsOwnProcess(t *testing.T) {
+	runSplit(t, noauth)
+}
+
+// TestSplit_WithHTTPBasic runs the split deployment with auth_strategy
+// http_basic on both processes: each reaches the other with its client
+// section's credentials ([inspector] and [ironic] auth_type http_basic).
+func TestSplit_WithHTTPBasic(t *testing.T) {
+	users := ferrotest.Htpasswd(t, nil, "conductor", "c-pass", "inspector", "i-pass", "operator", "o-pass")
+	server := []string{"FERRO_DEFAULT_AUTH_STRATEGY=http_basic", "FERRO_DEFAULT_HTTP_BASIC_AUTH_USER_FILE=" + users}
+	runSplit(t, splitAuth{
+		apiEnv: slices.Concat(server, []string{"FERRO_INSPECTOR_AUTH_TYPE=http_basic",
+			"FERRO_INSPECTOR_USERNAME=conductor", "FERRO_INSPECTOR_PASSWORD=c-pass"}),
+		inspectorEnv: slices.Concat(server, []string{"FERRO_IRONIC_AUTH_TYPE=http_basic",
+			"FERRO_IRONIC_USERNAME=inspector", "FERRO_IRONIC_PASSWORD=i-pass"}),
+		bm: func(e string) (*gophercloud.ServiceClient, error) {
+			return bmbasic.NewBareMetalHTTPBasic(bmbasic.EndpointOpts{IronicEndpoint: e, IronicUser: "operator", IronicUserPassword: "o-pass"})
+		},
+		ic: func(e string) (*gophercloud.ServiceClient, error) {
+			return ispbasic.NewBareMetalIntrospectionHTTPBasic(ispbasic.EndpointOpts{IronicInspectorEndpoint: e,
+				IronicInspectorUser: "operator", IronicInspectorUserPassword: "o-pass"})
+		},
+	})
+}
+
+func runSplit(t *testing.T, sa splitAuth) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	images := filepath.Join(dir, "images")
@@ -99,10 +145,12 @@ func TestSplit_ManagedInspectionWithInspectorInItsOwnProcess(t *testing.T) {
 	// inspector listener; the port it would use is set to one nobody
 	// listens on, and checked below.
 	unusedPort := ferrotest.FreePort(t)
-	api := ferrotest.Start(t, ferrotest.WithRole("api,conductor"), ferrotest.WithEnv(
+	api := ferrotest.Start(t, ferrotest.WithRole("api,conductor"), ferrotest.WithEnv(sa.apiEnv...), ferrotest.WithEnv(
 		"FERRO_INSPECTOR_ENDPOINT_OVERRIDE="+inspectorURL,
 		"FERRO_INSPECTOR_LISTEN_PORT="+strconv.Itoa(unusedPort),
 		"FERRO_INSPECTOR_ALLOW_LOOPBACK_CALLBACK=true",
+		// The stand-in agent presents the token, as ferro-agent does.
+		"FERRO_INSPECTOR_AGENT=ferro-agent",
 		"FERRO_INSPECTOR_STATUS_CHECK_PERIOD=1",
 		"FERRO_CONDUCTOR_FILE_URL_ALLOWED_PATHS="+images,
 		"FERRO_PXE_TFTP_ROOT="+tftpRoot,
@@ -112,6 +160,7 @@ func TestSplit_ManagedInspectionWithInspectorInItsOwnProcess(t *testing.T) {
 	// over HTTP. The harness shows both processes' output if the test fails.
 	ferrotest.Start(t, ferrotest.WithRole("inspector"),
 		ferrotest.WithReadyCheck(getOK(inspectorURL+"/")),
+		ferrotest.WithEnv(sa.inspectorEnv...),
 		ferrotest.WithEnv(
 			"FERRO_INSPECTOR_LISTEN_PORT="+strings.TrimPrefix(inspectorURL, "http://127.0.0.1:"),
 			"FERRO_IRONIC_ENDPOINT_OVERRIDE="+api.URL,
@@ -131,12 +180,25 @@ func TestSplit_ManagedInspectionWithInspectorInItsOwnProcess(t *testing.T) {
 		}
 	}
 
-	bm, err := bmnoauth.NewBareMetalNoAuth(bmnoauth.EndpointOpts{IronicEndpoint: api.URL + "/v1"})
+	if sa.apiEnv != nil {
+		// Authentication is on: without credentials both processes refuse.
+		for _, u := range []string{api.URL + "/v1/nodes", inspectorURL + "/v1/introspection"} {
+			resp, err := http.Get(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("GET %s without credentials = %s, want 401", u, resp.Status)
+			}
+		}
+	}
+	bm, err := sa.bm(api.URL + "/v1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	bm.Microversion = "1.82"
-	ic, err := ispnoauth.NewBareMetalIntrospectionNoAuth(ispnoauth.EndpointOpts{IronicInspectorEndpoint: inspectorURL + "/v1"})
+	ic, err := sa.ic(inspectorURL + "/v1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,6 +67,11 @@ func (c *captureBoot) PrepareRamdisk(_ context.Context, t *driver.Task, p driver
 	return nil
 }
 
+// ValidateInspection passes: unlike upstream's fake boot, which makes
+// a node fall back, this one stands for a boot interface with managed
+// inspection support.
+func (c *captureBoot) ValidateInspection(context.Context, *driver.Task) error { return nil }
+
 // param returns a kernel parameter the conductor passed for a node.
 func (c *captureBoot) param(nodeUUID, key string) string {
 	c.mu.Lock()
@@ -101,6 +106,8 @@ func newRig(t *testing.T, tweak ...func(*config.Config)) *rig {
 	cfg.Inspector.StatusCheckPeriod = 86400
 	cfg.Inspector.IntrospectionDelay = 0
 	cfg.Inspector.AllowLoopbackCallback = true
+	// The rig's agent presents the token: managed inspections issue one.
+	cfg.Inspector.Agent = inspect.AgentFerro
 	for _, f := range tweak {
 		f(cfg)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
@@ -137,6 +138,11 @@ func (s *server) listAllocations(rq *request) error {
 		}
 		f.NodeUUID = n.UUID
 	}
+	if own, err := rq.listProject(auth.RuleAllocListAll, f.Owner); err != nil {
+		return err
+	} else if own != "" {
+		f.Owner = own
+	}
 	if err := checkMarker(rq.ctx(), p.page.Marker, s.store.GetAllocation, allocationNotFound); err != nil {
 		return err
 	}
@@ -237,6 +243,13 @@ func (s *server) createAllocation(rq *request) error {
 	}
 	if al.Name != "" && !isValidLogicalName(al.Name) {
 		return badRequest("Cannot create allocation with invalid name '%s'", al.Name)
+	}
+	if c := rq.creds; c != nil && !auth.Allowed(auth.RuleAllocCreateRestricted, c, auth.Target{}) {
+		// A project member allocates for its own project, from its own nodes.
+		if al.Owner != "" && al.Owner != c.ProjectID {
+			return forbidden(auth.RuleAllocCreateRestricted)
+		}
+		al.Owner = c.ProjectID
 	}
 	var backfill *baremetal.Node
 	if nodeIdent := strField(doc["node"]); nodeIdent != "" {

@@ -136,3 +136,11 @@ func errorBody(status int, msg string) []byte {
 	out = append(out, '}')
 	return out
 }
+
+// WriteError sends an error in Ironic's body, for the layers in front of
+// the API handler (authentication) that answer before it runs.
+func WriteError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(errorBody(status, msg))
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/conductor"
 	"github.com/ferrometal/ferro/internal/config"
@@ -105,6 +106,8 @@ type request struct {
 	routed  bool
 	swallow bool
 	err     error
+	// creds is the caller, nil without an auth layer (noauth).
+	creds *auth.Credentials
 }
 
 // respWriter wraps the client's ResponseWriter to record the status and
@@ -243,6 +246,7 @@ func (s *server) baseURL(r *http.Request) string {
 
 // handle registers a route.
 func (s *server) handle(pattern string, fn func(*request) error) {
+	route := auth.IronicRoute(pattern)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		rw, ok := w.(*respWriter)
 		if !ok {
@@ -253,6 +257,11 @@ func (s *server) handle(pattern string, fn func(*request) error) {
 		rq := &rw.rq
 		rq.routed = true
 		rq.r = r
+		rq.creds = auth.FromContext(r.Context())
+		if err := s.authorize(rq, route); err != nil {
+			rq.writeError(err)
+			return
+		}
 		if err := fn(rq); err != nil {
 			rq.writeError(err)
 		}

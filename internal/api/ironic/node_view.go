@@ -12,10 +12,12 @@ type renderCtx struct {
 	base  string
 	// conductors is loaded on first use, once per request.
 	conductors *conductorSnapshot
+	// showPassword shows driver_info secrets (the show_password rule).
+	showPassword bool
 }
 
 func (rq *request) render(s *server) *renderCtx {
-	return &renderCtx{s: s, minor: rq.minor, base: rq.base}
+	return &renderCtx{s: s, minor: rq.minor, base: rq.base, showPassword: rq.showPassword()}
 }
 
 // conductorFor names the conductor serving a node, or "".
@@ -76,9 +78,12 @@ var nodeFields = []nodeField{
 	{"deploy_step", v44DeployStep, objOf(func(n *baremetal.Node) baremetal.JSON { return n.DeployStep })},
 	{"description", v51Description, strOf(func(n *baremetal.Node) string { return n.Description })},
 	{"driver", 0, func(b []byte, n *baremetal.Node, _ *renderCtx) []byte { return appendString(b, n.Driver) }},
-	{"driver_info", 0, func(b []byte, n *baremetal.Node, _ *renderCtx) []byte {
+	{"driver_info", 0, func(b []byte, n *baremetal.Node, rc *renderCtx) []byte {
 		if n.DriverInfo == nil {
 			return append(b, "{}"...)
+		}
+		if rc.showPassword {
+			return appendMap(b, n.DriverInfo, nil)
 		}
 		return appendMap(b, n.DriverInfo, maskDriverInfo)
 	}},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/states"
@@ -219,6 +220,11 @@ func (s *server) listNodes(rq *request, detailPath bool) error {
 	project, hasProject := a.optStr("project")
 	if hasProject && rq.minor < v65Lessee {
 		return notAcceptableMin(v65Lessee)
+	}
+	if own, err := rq.listProject(auth.RuleNodeListAll, project); err != nil {
+		return err
+	} else if own != "" {
+		project, hasProject = own, true
 	}
 	if shards := a.stringList("shard"); shards != nil {
 		if rq.minor < v82Shard {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/inventory"
 	"github.com/ferrometal/ferro/internal/states"
@@ -143,9 +144,27 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 	if err := checkMarker(rq.ctx(), p.page.Marker, s.store.GetPort, portNotFound); err != nil {
 		return err
 	}
+	own, err := rq.listProject(auth.RulePortListAll, "")
+	if err != nil {
+		return err
+	}
+	if own != "" {
+		f.Limit = 0
+	}
 	ports, err := s.store.ListPorts(rq.ctx(), f)
 	if err != nil {
 		return err
+	}
+	if own != "" {
+		// Ports of the caller's project's nodes only, as Ironic's port list.
+		mine, err := s.projectNodes(rq, own)
+		if err != nil {
+			return err
+		}
+		ports = slices.DeleteFunc(ports, func(p *baremetal.Port) bool { return !mine[p.NodeUUID] })
+		if len(ports) > p.limit {
+			ports = ports[:p.limit]
+		}
 	}
 	fs := newFieldSet(p.fields)
 	js := rq.streamJSON(http.StatusOK)

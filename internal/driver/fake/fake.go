@@ -75,15 +75,20 @@ func (Management) BootDevice(_ context.Context, t *driver.Task) (string, bool, e
 	return baremetal.BootDeviceDisk, true, nil
 }
 
-// Boot is the fake boot interface: like Ironic's, it supports inspection
-// and does nothing.
+// Boot is the fake boot interface. Like Ironic's, it has no inspection
+// support (its ValidateInspection is UnsupportedDriverExtension), so a
+// fake-boot node inspected with the inspector interface takes the
+// unmanaged path, as in Ironic. Its other methods do nothing.
 type Boot struct{}
 
 // Validate always passes.
 func (Boot) Validate(context.Context, *driver.Task) error { return nil }
 
-// ValidateInspection always passes.
-func (Boot) ValidateInspection(context.Context, *driver.Task) error { return nil }
+// ValidateInspection is ErrUnsupported: upstream's fake boot does not
+// implement validate_inspection, so managed inspection falls back.
+func (Boot) ValidateInspection(context.Context, *driver.Task) error {
+	return fmt.Errorf("%w: the fake boot interface does not support managed inspection", driver.ErrUnsupported)
+}
 
 // PrepareRamdisk does nothing.
 func (Boot) PrepareRamdisk(context.Context, *driver.Task, driver.RamdiskParams) error { return nil }

@@ -8,12 +8,11 @@ import (
 	"strconv"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/baremetalintrospection/httpbasic"
-	"github.com/gophercloud/gophercloud/v2/openstack/baremetalintrospection/noauth"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetalintrospection/v1/introspection"
 
 	"github.com/ferrometal/ferro/internal/callback"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/openstack"
 )
 
 // TokenHeader carries the per-inspection callback token on the start
@@ -29,10 +28,9 @@ type HTTPClient struct {
 type ClientOptions struct {
 	// Endpoint is the inspector's root URL (http://host:5050); /v1 is appended.
 	Endpoint string
-	// AuthType is none or http_basic.
-	AuthType string
-	Username string
-	Password string
+	// Auth is how requests authenticate ([inspector]auth_type and the
+	// options that go with it); its Endpoint and ServiceType are set here.
+	Auth openstack.Options
 	// HTTPClient, when set, carries the requests (the in-process transport in all-in-one mode).
 	HTTPClient *http.Client
 }
@@ -46,22 +44,14 @@ func NewHTTPClient(o ClientOptions) (*HTTPClient, error) {
 	if !hasV1(endpoint) {
 		endpoint += "v1/"
 	}
-	var sc *gophercloud.ServiceClient
-	var err error
-	switch o.AuthType {
-	case "", "none", "noauth":
-		sc, err = noauth.NewBareMetalIntrospectionNoAuth(noauth.EndpointOpts{IronicInspectorEndpoint: endpoint})
-	case "http_basic":
-		sc, err = httpbasic.NewBareMetalIntrospectionHTTPBasic(httpbasic.EndpointOpts{
-			IronicInspectorEndpoint: endpoint, IronicInspectorUser: o.Username, IronicInspectorUserPassword: o.Password})
-	default:
-		return nil, fmt.Errorf("unknown [inspector]auth_type %q", o.AuthType)
+	a := o.Auth
+	a.Section, a.Endpoint, a.ServiceType = "[inspector]", endpoint, "baremetal-introspection"
+	if o.HTTPClient != nil {
+		a.Transport, a.Timeout = o.HTTPClient.Transport, o.HTTPClient.Timeout
 	}
+	sc, err := openstack.New(context.Background(), a)
 	if err != nil {
 		return nil, fmt.Errorf("inspector client: %w", err)
-	}
-	if o.HTTPClient != nil {
-		sc.ProviderClient.HTTPClient = *o.HTTPClient
 	}
 	return &HTTPClient{sc: sc}, nil
 }

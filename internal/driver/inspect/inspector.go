@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -33,6 +34,27 @@ const (
 	TokenParam = callback.TokenParam
 	// CallbackParam is the agent's callback URL parameter.
 	CallbackParam = callback.URLParam
+	// AgentKey in driver_info names the agent the node's inspection
+	// ramdisk runs; it overrides [inspector]agent.
+	AgentKey = "inspection_agent"
+)
+
+// Agents an inspection ramdisk may run ([inspector]agent,
+// driver_info[inspection_agent]). The agent decides the callback's
+// authentication: ferro issues a per-inspection token, and then requires
+// it, only to an agent known to present it.
+const (
+	// AgentIPA is the stock ironic-python-agent: it knows no token, so none
+	// is issued and its report is matched by MAC and BMC address only, as
+	// ironic-inspector does.
+	AgentIPA = "ironic-python-agent"
+	// AgentFerro is ferro-agent: a token is issued on its kernel command
+	// line and a report without it is refused.
+	AgentFerro = "ferro-agent"
+	// AgentAuto is AgentFerro when the node's deploy ramdisk (or ISO) is
+	// one `ferro ramdisk build` made (its file name starts with
+	// "ferro-agent"), else AgentIPA.
+	AgentAuto = "auto"
 )
 
 // Client is what the interface needs from an ironic-inspector-compatible API.
@@ -58,6 +80,9 @@ type Inspector struct {
 	client Client
 	store  InventoryStore
 	log    *slog.Logger
+	// Progress records the inspection's phases in the node's history;
+	// nil records nothing.
+	Progress driver.ProgressRecorder
 }
 
 // New returns the interface. store may be nil when [inventory]data_backend is none.
@@ -73,6 +98,9 @@ func New(cfg *config.Config, client Client, store InventoryStore, log *slog.Logg
 // inspection. It runs synchronously in the API request.
 func (i *Inspector) Validate(ctx context.Context, t *driver.Task) error {
 	if _, err := i.extraParams(t.Node); err != nil {
+		return err
+	}
+	if _, err := i.agent(t.Node); err != nil {
 		return err
 	}
 	if i.cfg.Inspector.RequireManagedBoot {
@@ -133,7 +161,9 @@ func (i *Inspector) InspectHardware(ctx context.Context, t *driver.Task) (string
 		return "", err
 	}
 	if !managed {
-		t.Log.Info("inspection falls back to the inspector managing boot", "reason", unmanagedReason(ctx, t))
+		reason := unmanagedReason(ctx, t)
+		t.Log.Warn("inspection falls back to the inspector managing boot (unmanaged path)", "reason", reason)
+		i.record(ctx, t, driver.PhaseFallback, fmt.Sprintf("the inspector manages boot (driver_internal_info[%s]=false): %v", ManageBootKey, reason))
 		if err := i.client.Start(ctx, t.Node.UUID, true, ""); err != nil {
 			return "", &driver.PhaseError{Phase: "starting the introspection", Err: err}
 		}
@@ -157,13 +187,21 @@ func (i *Inspector) startManaged(ctx context.Context, t *driver.Task) error {
 	if err != nil {
 		return &driver.PhaseError{Phase: "parsing kernel parameters", Err: err}
 	}
-	token, err := newToken()
+	agent, err := i.agent(t.Node)
 	if err != nil {
-		return &driver.PhaseError{Phase: "generating the callback token", Err: err}
+		return &driver.PhaseError{Phase: "choosing the agent", Err: err}
 	}
-	params = append(params,
-		driver.RamdiskParam{Key: TokenParam, Value: token},
-		driver.RamdiskParam{Key: CallbackParam, Value: callback})
+	// A token only for an agent that presents it: the stock agent cannot,
+	// and its report is matched by MAC and BMC address as upstream.
+	var token string
+	if agent == AgentFerro {
+		if token, err = newToken(); err != nil {
+			return &driver.PhaseError{Phase: "generating the callback token", Err: err}
+		}
+		params = append(params, driver.RamdiskParam{Key: TokenParam, Value: token})
+	}
+	params = append(params, driver.RamdiskParam{Key: CallbackParam, Value: callback})
+	t.Log.Info("managed inspection starts", "agent", agent, "callback_token", token != "")
 
 	timeout := time.Duration(i.cfg.Conductor.PowerStateChangeTimeout) * time.Second
 	started := false
@@ -181,7 +219,17 @@ func (i *Inspector) startManaged(ctx context.Context, t *driver.Task) error {
 			started = true
 			return nil
 		}},
-		{"powering on the node", func() error { return i.setPower(ctx, t, baremetal.PowerOn, timeout) }},
+		{"powering on the node", func() error {
+			if err := i.setPower(ctx, t, baremetal.PowerOn, timeout); err != nil {
+				return err
+			}
+			detail := "ramdisk for " + agent + ", no callback token"
+			if token != "" {
+				detail = "ramdisk for " + agent + ", callback token required"
+			}
+			i.record(ctx, t, driver.PhasePoweredOn, detail)
+			return nil
+		}},
 	}
 	for _, s := range steps {
 		if err := s.run(); err != nil {
@@ -227,14 +275,67 @@ func (i *Inspector) teardown(ctx context.Context, t *driver.Task, powerOff bool)
 	}
 	if err := t.Driver.Network.RemoveInspectionNetwork(ctx, t); err != nil {
 		errs = append(errs, fmt.Errorf("removing the inspection network: %w", err))
+	} else {
+		i.record(ctx, t, driver.PhaseNetworkRemoved, "")
 	}
 	if powerOff {
 		timeout := time.Duration(i.cfg.Conductor.PowerStateChangeTimeout) * time.Second
 		if err := i.setPower(ctx, t, baremetal.PowerOff, timeout); err != nil {
 			errs = append(errs, fmt.Errorf("powering off the node: %w", err))
+		} else {
+			i.record(ctx, t, driver.PhasePoweredOff, "")
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// record notes a phase in the node's history.
+func (i *Inspector) record(ctx context.Context, t *driver.Task, phase, detail string) {
+	if i.Progress != nil {
+		i.Progress.Record(context.WithoutCancel(ctx), t.Node.UUID, phase, detail)
+	}
+}
+
+// agent resolves the agent the node's inspection ramdisk runs:
+// driver_info[inspection_agent], else [inspector]agent; auto is decided by
+// the deploy image's file name.
+func (i *Inspector) agent(n *baremetal.Node) (string, error) {
+	kind := i.cfg.Inspector.Agent
+	if raw, ok := n.DriverInfo[AgentKey]; ok {
+		s, isString := raw.(string)
+		if !isString || (s != AgentAuto && s != AgentIPA && s != AgentFerro) {
+			return "", fmt.Errorf("%w: driver_info[%s] = %v is not one of %s, %s, %s",
+				driver.ErrInvalidParameter, AgentKey, raw, AgentAuto, AgentIPA, AgentFerro)
+		}
+		kind = s
+	}
+	switch kind {
+	case AgentIPA, AgentFerro:
+		return kind, nil
+	case AgentAuto, "":
+	default:
+		return "", fmt.Errorf("%w: [inspector]agent %q is not one of %s, %s, %s", driver.ErrInvalidParameter, kind, AgentAuto, AgentIPA, AgentFerro)
+	}
+	images := []any{n.DriverInfo["deploy_ramdisk"], n.DriverInfo["deploy_iso"]}
+	if _, ok := n.DriverInfo["deploy_kernel"]; !ok {
+		images = append(images, i.cfg.Conductor.DeployRamdisk)
+	}
+	for _, img := range images {
+		if s, ok := img.(string); ok && IsFerroAgentImage(s) {
+			return AgentFerro, nil
+		}
+	}
+	return AgentIPA, nil
+}
+
+// IsFerroAgentImage reports whether an image reference (a path or a URL)
+// names an image `ferro ramdisk build` made: its file name starts with
+// "ferro-agent" (ferro-agent.initramfs, ferro-agent.iso).
+func IsFerroAgentImage(ref string) bool {
+	if u, err := url.Parse(ref); err == nil && u.Path != "" {
+		ref = u.Path
+	}
+	return strings.HasPrefix(path.Base(ref), AgentFerro)
 }
 
 // managed reports the recorded choice for the running inspection.

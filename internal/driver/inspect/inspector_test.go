@@ -131,6 +131,7 @@ func newRig(t *testing.T) *rig {
 
 func TestInspect_ManagedStartsInOrderWithParamsLast(t *testing.T) {
 	r := newRig(t)
+	r.task.Node.DriverInfo[AgentKey] = AgentFerro
 	next, err := r.insp.InspectHardware(context.Background(), r.task)
 	if err != nil || next != states.InspectWait {
 		t.Fatalf("InspectHardware = %q, %v", next, err)
@@ -155,6 +156,65 @@ func TestInspect_ManagedStartsInOrderWithParamsLast(t *testing.T) {
 	}
 	if r.task.Node.DriverInternalInfo[ManageBootKey] != true {
 		t.Error("manage boot choice not recorded")
+	}
+}
+
+// The agent decides the callback token: none for the stock
+// ironic-python-agent (the default), issued and passed to the inspector
+// for ferro-agent, which auto recognises by the deploy image's name.
+func TestInspect_AgentDecidesTheToken(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		cfgAgent  string
+		info      baremetal.JSON
+		confRD    string
+		wantToken bool
+	}{
+		{name: "default is the stock agent", info: baremetal.JSON{"deploy_kernel": "file:///img/ipa.kernel", "deploy_ramdisk": "file:///img/ipa.initramfs"}},
+		{name: "auto recognises ferro ramdisk build's initramfs", info: baremetal.JSON{"deploy_kernel": "http://192.0.2.1/ferro-agent.kernel", "deploy_ramdisk": "http://192.0.2.1/ferro-agent.initramfs?x=1"}, wantToken: true},
+		{name: "auto recognises the ISO", info: baremetal.JSON{"deploy_iso": "file:///img/ferro-agent.iso"}, wantToken: true},
+		{name: "auto reads [conductor]deploy_ramdisk when driver_info has no images", confRD: "/srv/ferro-agent.initramfs", wantToken: true},
+		{name: "driver_info's images win over [conductor]'s", info: baremetal.JSON{"deploy_kernel": "/img/ipa.kernel", "deploy_ramdisk": "/img/ipa.initramfs"}, confRD: "/srv/ferro-agent.initramfs"},
+		{name: "[inspector]agent=ferro-agent", cfgAgent: AgentFerro, info: baremetal.JSON{"deploy_ramdisk": "/img/ipa.initramfs"}, wantToken: true},
+		{name: "driver_info overrides the option", cfgAgent: AgentFerro, info: baremetal.JSON{AgentKey: AgentIPA}},
+		{name: "driver_info names ferro-agent", info: baremetal.JSON{AgentKey: AgentFerro, "deploy_ramdisk": "/img/ipa.initramfs"}, wantToken: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t)
+			if tc.cfgAgent != "" {
+				r.cfg.Inspector.Agent = tc.cfgAgent
+			}
+			r.cfg.Conductor.DeployRamdisk = tc.confRD
+			for k, v := range tc.info {
+				r.task.Node.DriverInfo[k] = v
+			}
+			if _, err := r.insp.InspectHardware(context.Background(), r.task); err != nil {
+				t.Fatal(err)
+			}
+			var cmdline string
+			for _, p := range r.boot.params {
+				if p.Key == TokenParam {
+					cmdline = p.Value
+				}
+			}
+			if tc.wantToken && (cmdline == "" || cmdline != r.client.token) {
+				t.Errorf("token on the command line %q, given to the inspector %q; want one, the same", cmdline, r.client.token)
+			}
+			if !tc.wantToken && (cmdline != "" || r.client.token != "") {
+				t.Errorf("token on the command line %q, given to the inspector %q; want none", cmdline, r.client.token)
+			}
+			if last := r.boot.params[len(r.boot.params)-1]; last.Key != CallbackParam {
+				t.Errorf("last parameter %s, want the callback URL", last.Key)
+			}
+		})
+	}
+}
+
+func TestInspect_ValidateRejectsUnknownAgent(t *testing.T) {
+	r := newRig(t)
+	r.task.Node.DriverInfo[AgentKey] = "ipa"
+	if err := r.insp.Validate(context.Background(), r.task); !errors.Is(err, driver.ErrInvalidParameter) || !strings.Contains(err.Error(), AgentKey) {
+		t.Errorf("Validate = %v, want an invalid driver_info[%s]", err, AgentKey)
 	}
 }
 

@@ -29,11 +29,18 @@ func tempFile(path string) (*os.File, error) {
 // file and a rename, so that a TFTP or HTTP client never reads half a file.
 // No fsync: every file here is rewritten by the next PrepareRamdisk.
 func writeFileAtomic(path string, data []byte) error {
+	return writeFileAtomicMode(path, data, 0o644)
+}
+
+// writeFileAtomicMode is writeFileAtomic with the file's mode: 0600 for a
+// boot configuration that holds a callback token, which only ferro's user
+// (and its built-in TFTP and HTTP servers) may read.
+func writeFileAtomicMode(path string, data []byte, mode os.FileMode) error {
 	f, err := tempFile(path)
 	if err != nil {
 		return err
 	}
-	return finishTemp(f, path, func(w io.Writer) error {
+	return finishTempMode(f, path, mode, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
@@ -42,12 +49,16 @@ func writeFileAtomic(path string, data []byte) error {
 // finishTemp fills the temporary file f, makes it 0644 and renames it onto
 // path; on any error it removes f.
 func finishTemp(f *os.File, path string, fill func(io.Writer) error) error {
+	return finishTempMode(f, path, 0o644, fill)
+}
+
+func finishTempMode(f *os.File, path string, mode os.FileMode, fill func(io.Writer) error) error {
 	err := fill(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
+		err = os.Chmod(f.Name(), mode)
 	}
 	if err == nil {
 		err = os.Rename(f.Name(), path)

@@ -26,10 +26,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	wire "github.com/ferrometal/ferro/internal/callback"
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 )
@@ -181,7 +183,13 @@ func (b *Boot) writeBootFiles(ctx context.Context, t *driver.Task, p *plan, cmdl
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(nodeDir, configName), conf); err != nil {
+	// A config with a callback token is readable by ferro's user only:
+	// anyone who reads the token can post the node's report.
+	mode := os.FileMode(0o644)
+	if strings.Contains(cmdline, wire.TokenParam+"=") {
+		mode = 0o600
+	}
+	if err := writeFileAtomicMode(filepath.Join(nodeDir, configName), conf, mode); err != nil {
 		return err
 	}
 	if b.kind == IPXE {

@@ -596,6 +596,28 @@ func TestPrepareRamdisk_FileModes(t *testing.T) {
 	}
 }
 
+// A config holding a callback token is readable by ferro's user only.
+func TestPrepareRamdisk_ConfigWithTokenIs0600(t *testing.T) {
+	for _, kind := range []Kind{PXE, IPXE} {
+		e := newEnv(t)
+		params := append(driver.RamdiskParams{{Key: "ferro-inspection-token", Value: "s3cret"}}, callbackParams()...)
+		if err := e.boot(t, kind).PrepareRamdisk(context.Background(), e.task(), params); err != nil {
+			t.Fatal(err)
+		}
+		root := e.tftp
+		if kind == IPXE {
+			root = e.http
+		}
+		fi, err := os.Stat(filepath.Join(root, nodeUUID, "config"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != 0o600 {
+			t.Errorf("%s: config with a token has mode %v, want 0600", kind, fi.Mode())
+		}
+	}
+}
+
 func TestPrepareRamdisk_PropagatesDHCPAndManagementErrors(t *testing.T) {
 	e := newEnv(t)
 	e.dhcp.err = errors.New("neutron down")

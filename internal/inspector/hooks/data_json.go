@@ -17,8 +17,13 @@ import (
 // generic values, which encoding/json walks by reflection. The interfaces'
 // lldp_processed are written from the lldp.Processed directly, without
 // building their generic form.
+//
+// The ramdisk's logs are left out, as ironic-inspector leaves them out of
+// what it stores (they go to [processing]ramdisk_logs_dir).
 func (d *Data) MarshalMap() ([]byte, error) {
-	return appendJSON(make([]byte, 0, 64<<10), d.mapWith(func(p *lldp.Processed) any { return p }))
+	m := d.mapWith(func(p *lldp.Processed) any { return p })
+	delete(m, "logs") // m is a copy
+	return appendJSON(make([]byte, 0, 64<<10), m)
 }
 
 // appendJSON appends v as json.Marshal encodes it. It writes the values

@@ -8,7 +8,8 @@ import (
 	"github.com/ferrometal/ferro/internal/baremetal"
 )
 
-// MarshalMap must write exactly what json.Marshal writes for Map, on the
+// MarshalMap must write exactly what json.Marshal writes for Map less the
+// ramdisk's logs, on the
 // fixtures after the whole default pipeline.
 func TestMarshalMap_SameAsEncodingJSON(t *testing.T) {
 	for _, name := range []string{"example.json", "small-2nic.json", "large-40nic-24disk.json", "lldp-malformed.json", "ramdisk-error.json"} {
@@ -16,7 +17,12 @@ func TestMarshalMap_SameAsEncodingJSON(t *testing.T) {
 			d := loadData(t, name)
 			n := newNode(t, baremetal.JSON{"root_device": map[string]any{"size": json.Number("447")}})
 			_ = runErr(build(t, DefaultConfig(), Default...), d, n) // ramdisk-error fails; its data still encodes
-			want, err := json.Marshal(d.Map())
+			m := d.Map()
+			if m["logs"] == nil && name == "example.json" {
+				t.Fatal("the fixture has no logs to leave out")
+			}
+			delete(m, "logs") // stored data never has the ramdisk's logs
+			want, err := json.Marshal(m)
 			if err != nil {
 				t.Fatal(err)
 			}

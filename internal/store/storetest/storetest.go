@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Conductors", conductorTests},
 		{"Introspections", introspectionTests},
 		{"Rules", ruleTests},
+		{"Leases", leaseTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -33,6 +33,9 @@ func SkipOrFail(t testing.TB, format string, args ...any) {
 var debianPackage = map[string]string{
 	"baremetal":          "python3-ironicclient",
 	"ipmitool":           "ipmitool",
+	"ipmi_sim":           "openipmi",
+	"keystone-manage":    "keystone",
+	"uwsgi":              "uwsgi-plugin-python3",
 	"initdb":             "postgresql",
 	"pg_ctl":             "postgresql",
 	"postgres":           "postgresql",
@@ -41,6 +44,11 @@ var debianPackage = map[string]string{
 	"isoinfo":            "genisoimage",
 	"qemu-img":           "qemu-utils",
 	"python3":            "python3",
+	"ip":                 "iproute2",
+	"busybox":            "busybox",
+	"tftp":               "tftp-hpa",
+	"curl":               "curl",
+	"htpasswd":           "apache2-utils",
 }
 
 // RequireTool returns the absolute path of the executable name, looked up in

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/netboot"
+	"github.com/ferrometal/ferro/internal/netboot/dhcp"
+)
+
+// netbootOptions builds the built-in netboot's options from [netboot],
+// [pxe] and [deploy].
+func netbootOptions(cfg *config.Config, db dhcp.Store, log *slog.Logger) (netboot.Options, error) {
+	nb := cfg.Netboot
+	o := netboot.Options{
+		Interface:        nb.Interface,
+		Proxy:            nb.Mode == "proxy",
+		LeaseTime:        time.Duration(nb.LeaseTime) * time.Second,
+		DHCPPort:         nb.DHCPPort,
+		TFTPPort:         nb.TFTPPort,
+		TFTPMaxTransfers: nb.TFTPMaxTransfers,
+		TFTPTimeout:      time.Duration(nb.TFTPTimeout) * time.Second,
+		IPv6RA:           nb.IPv6RA,
+		TFTPRoot:         cfg.PXE.TFTPRoot,
+		HTTPRoot:         cfg.Deploy.HTTPRoot,
+		HTTPURL:          cfg.Deploy.HTTPURL,
+		HTTPListen:       cfg.Deploy.HTTPListen,
+		PXEBootfile:      cfg.PXE.PXEBootfileName,
+		IPXEBootfile:     cfg.PXE.IPXEBootfileName,
+		UEFIIPXEBootfile: cfg.PXE.UEFIIPXEBootfileName,
+		LoaderDirs:       netboot.DebianLoaderDirs,
+		Store:            db,
+		Log:              log.With("service", "netboot"),
+	}
+	if cfg.PXE.IPXEDir != "" {
+		o.LoaderDirs = append([]string{cfg.PXE.IPXEDir}, o.LoaderDirs...)
+	}
+	var errs []string
+	ip := func(opt, v string, required bool) net.IP {
+		if v == "" {
+			if required {
+				errs = append(errs, fmt.Sprintf("[netboot]%s is required", opt))
+			}
+			return nil
+		}
+		p := net.ParseIP(v).To4()
+		if p == nil {
+			errs = append(errs, fmt.Sprintf("[netboot]%s %q is not an IPv4 address", opt, v))
+		}
+		return p
+	}
+	if nb.Interface == "" {
+		errs = append(errs, "[netboot]interface is required")
+	}
+	o.ServerIP = ip("listen_address", nb.ListenAddress, true)
+	if !o.Proxy {
+		o.RangeStart = ip("range_start", nb.RangeStart, true)
+		o.RangeEnd = ip("range_end", nb.RangeEnd, true)
+		if m := ip("netmask", nb.Netmask, true); m != nil {
+			o.Netmask = net.IPMask(m)
+		}
+		o.Router = ip("router", nb.Router, false)
+		for _, d := range nb.DNS {
+			if p := ip("dns", d, false); p != nil {
+				o.DNS = append(o.DNS, p)
+			}
+		}
+	}
+	u, err := url.Parse(cfg.Deploy.HTTPURL)
+	switch {
+	case cfg.Deploy.HTTPURL == "":
+		errs = append(errs, "[deploy]http_url is required: iPXE fetches its script from there")
+	case err != nil || u.Scheme != "http" || u.Host == "":
+		errs = append(errs, fmt.Sprintf("[deploy]http_url %q is not an http:// URL (iPXE has no HTTPS)", cfg.Deploy.HTTPURL))
+	default:
+		o.HTTPPrefix = strings.TrimRight(u.Path, "/") + "/"
+		if cfg.Deploy.HTTPListen == "" && o.HTTPPrefix == "/" {
+			errs = append(errs, "[deploy]http_url needs a path (such as /httpboot) to be served on the API port, or set [deploy]http_listen")
+		}
+	}
+	if len(errs) > 0 {
+		return o, errors.New("[dhcp]dhcp_provider=builtin: " + strings.Join(errs, "; "))
+	}
+	return o, nil
+}

@@ -1,0 +1,180 @@
+package auth
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Bounds of the http_basic verified-credential cache: bcrypt takes tens of
+// milliseconds per check on purpose, so a client that sends the same
+// correct credentials with every request is checked once per basicTTL.
+const (
+	basicCacheSize = 1024
+	basicTTL       = 5 * time.Minute
+	// maxHtpasswd bounds the user file ferro reads.
+	maxHtpasswd = 4 << 20
+)
+
+// Basic is the http_basic strategy: an Apache htpasswd file with bcrypt
+// entries ([DEFAULT]http_basic_auth_user_file), as oslo.middleware's
+// BasicAuthMiddleware. Its users get Unrestricted credentials, as in
+// Ironic, which enforces no policy unless auth_strategy is keystone.
+type Basic struct {
+	path  string
+	users atomic.Pointer[map[string][]byte]
+	// key makes the cache's keys an HMAC of user and password, so neither
+	// the password nor an unsalted hash of it is held.
+	key   [32]byte
+	cache *ttlCache[string]
+}
+
+// NewBasic reads and checks the user file at path: every entry must be a
+// bcrypt hash ($2y$, $2a$, $2b$), as oslo.middleware requires.
+func NewBasic(path string) (*Basic, error) {
+	b := &Basic{path: path, cache: newTTLCache[string](basicCacheSize, time.Now)}
+	if _, err := rand.Read(b.key[:]); err != nil {
+		return nil, err
+	}
+	if err := b.Reload(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Reload reads the user file again (ferro serve calls it on SIGHUP) and
+// forgets every verified credential.
+func (b *Basic) Reload() error {
+	users, err := readHtpasswd(b.path)
+	if err != nil {
+		return err
+	}
+	b.users.Store(&users)
+	b.cache.clear()
+	return nil
+}
+
+func readHtpasswd(path string) (map[string][]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read http_basic_auth_user_file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read http_basic_auth_user_file: %w", err)
+	}
+	if fi.Size() > maxHtpasswd {
+		return nil, fmt.Errorf("http_basic_auth_user_file %s is larger than %d bytes", path, maxHtpasswd)
+	}
+	users := map[string][]byte{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 4096), 64<<10)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") || !strings.Contains(line, ":") {
+			continue
+		}
+		user, hash, _ := strings.Cut(line, ":")
+		switch {
+		case strings.HasPrefix(hash, "$2y$"), strings.HasPrefix(hash, "$2a$"), strings.HasPrefix(hash, "$2b$"):
+		default:
+			return nil, fmt.Errorf("http_basic_auth_user_file %s line %d: only bcrypt digested passwords are supported (user %q)", path, n, user)
+		}
+		if _, dup := users[user]; !dup {
+			// The first entry wins, as oslo.middleware's scan.
+			users[user] = []byte(hash)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read http_basic_auth_user_file: %w", err)
+	}
+	return users, nil
+}
+
+// Challenge implements Authenticator.
+func (b *Basic) Challenge() string { return `Basic realm="Baremetal API"` }
+
+// ParseBasic decodes an "Authorization: Basic …" value into user and
+// password, as oslo.middleware: a missing header is ErrUnauthorized, an
+// unparsable one or another scheme ErrMalformed.
+func ParseBasic(header string) (user, password string, err error) {
+	header = strings.TrimSpace(header)
+	if header == "" {
+		return "", "", fmt.Errorf("%w: no Authorization header", ErrUnauthorized)
+	}
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok {
+		return "", "", fmt.Errorf("%w: Could not parse Authorization header", ErrMalformed)
+	}
+	if !strings.EqualFold(scheme, "basic") {
+		return "", "", fmt.Errorf("%w: Unsupported authorization type", ErrMalformed)
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(token))
+	if err != nil {
+		return "", "", fmt.Errorf("%w: Could not decode authorization token", ErrMalformed)
+	}
+	u, p, ok := bytes.Cut(raw, []byte(":"))
+	if !ok {
+		return "", "", fmt.Errorf("%w: Could not decode authorization token", ErrMalformed)
+	}
+	return string(u), string(p), nil
+}
+
+// Authenticate implements Authenticator.
+func (b *Basic) Authenticate(_ context.Context, r *http.Request) (*Credentials, error) {
+	user, password, err := ParseBasic(r.Header.Get("Authorization"))
+	if err != nil {
+		return nil, err
+	}
+	key := b.cacheKey(user, password)
+	if u, ok := b.cache.get(key); ok && u == user {
+		return basicCreds(user), nil
+	}
+	hash, ok := (*b.users.Load())[user]
+	if !ok {
+		// Spend the same time as for a known user, so that a caller cannot
+		// tell which user names exist.
+		_ = bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
+		return nil, fmt.Errorf("%w: unknown user", ErrUnauthorized)
+	}
+	if err := bcrypt.CompareHashAndPassword(hash, []byte(password)); err != nil {
+		return nil, fmt.Errorf("%w: wrong password", ErrUnauthorized)
+	}
+	b.cache.put(key, user, basicTTL)
+	return basicCreds(user), nil
+}
+
+func basicCreds(user string) *Credentials {
+	return &Credentials{UserID: user, UserName: user, Unrestricted: true}
+}
+
+func (b *Basic) cacheKey(user, password string) [32]byte {
+	m := hmac.New(sha256.New, b.key[:])
+	m.Write([]byte(user))
+	m.Write([]byte{0})
+	m.Write([]byte(password))
+	var k [32]byte
+	m.Sum(k[:0])
+	return k
+}
+
+var dummy = sync.OnceValue(func() []byte {
+	h, _ := bcrypt.GenerateFromPassword([]byte("ferro-dummy"), bcrypt.DefaultCost)
+	return h
+})
+
+func dummyHash() []byte { return dummy() }

@@ -1,0 +1,45 @@
+package config
+
+// Netboot is [netboot]: the built-in DHCP, TFTP and HTTP boot servers that
+// `ferro serve` runs when [dhcp]dhcp_provider is builtin.
+type Netboot struct {
+	// Interface is the network interface DHCP listens on (required).
+	Interface string `ini:"interface"`
+	// ListenAddress is this server's IPv4 address on Interface: the
+	// next-server and DHCP server identifier, and where TFTP listens.
+	ListenAddress string `ini:"listen_address"`
+	// Mode is "dhcp" (hand out addresses from the range) or "proxy"
+	// (proxyDHCP: PXE options only; the site's DHCP gives the address).
+	Mode string `ini:"mode"`
+	// RangeStart and RangeEnd bound the addresses handed out (mode dhcp).
+	RangeStart string   `ini:"range_start"`
+	RangeEnd   string   `ini:"range_end"`
+	Netmask    string   `ini:"netmask"`
+	Router     string   `ini:"router"`
+	DNS        []string `ini:"dns" delim:","`
+	// LeaseTime is the lease duration in seconds.
+	LeaseTime int `ini:"lease_time"`
+	// DHCPPort is the DHCP server port (67; proxyDHCP also listens on 4011).
+	DHCPPort int `ini:"dhcp_port"`
+	// TFTPPort is the TFTP port; 0 disables the TFTP server.
+	TFTPPort int `ini:"tftp_port"`
+	// TFTPMaxTransfers bounds concurrent TFTP transfers.
+	TFTPMaxTransfers int `ini:"tftp_max_transfers"`
+	// TFTPTimeout is the per-packet TFTP timeout in seconds.
+	TFTPTimeout int `ini:"tftp_timeout"`
+	// IPv6RA answers router solicitations with a minimal router
+	// advertisement, so that iPXE does not wait for IPv6 configuration.
+	IPv6RA bool `ini:"ipv6_ra"`
+}
+
+func defaultNetboot() Netboot {
+	return Netboot{
+		Mode:             "dhcp",
+		LeaseTime:        3600,
+		DHCPPort:         67,
+		TFTPPort:         69,
+		TFTPMaxTransfers: 64,
+		TFTPTimeout:      5,
+		IPv6RA:           true,
+	}
+}

@@ -111,7 +111,9 @@ func TestRedfishVirtualMedia_ManagedInspection(t *testing.T) {
 	v := vbmctest.Start(t, vbmctest.Config{Machines: vbmctest.FakeMachines("rv", 1)})
 	l := startRedfishLab(t)
 	info := map[string]any{"redfish_address": v.RedfishURL, "redfish_username": v.Username, "redfish_password": v.Password,
-		"redfish_system_id": "/redfish/v1/Systems/rv0"}
+		"redfish_system_id": "/redfish/v1/Systems/rv0",
+		// ferro's agent: a token is issued, carried by the ISO, and required.
+		"inspection_agent": "ferro-agent"}
 	n := l.enrollRedfish(info, "redfish-virtual-media", "inspector")
 	mac := vbmctest.FakeMachines("rv", 1)[0].MACs[0]
 	l.must(http.MethodPost, "/v1/ports", map[string]any{"node_uuid": n.uuid, "address": mac, "pxe_enabled": true}, nil)
@@ -152,6 +154,9 @@ func TestRedfishVirtualMedia_ManagedInspection(t *testing.T) {
 	report, err := inspection.Report(mac)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if status, body, err := inspection.Post(ctx, http.DefaultClient, bc.Callback, "not-"+bc.Token, report); err != nil || status < 400 {
+		t.Fatalf("a report with a wrong token: %d %s %v", status, body, err)
 	}
 	status, body, err := inspection.Post(ctx, http.DefaultClient, bc.Callback, bc.Token, report)
 	if err != nil || status != http.StatusOK && status != http.StatusAccepted {

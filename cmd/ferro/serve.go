@@ -415,7 +415,7 @@ func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, l
 		CacheSize:               rc.ConnectionCacheSize,
 		Log:                     log,
 	})
-	o := rfdriver.Options{Client: client, AuthType: rc.AuthType, Log: log}
+	o := rfdriver.Options{Client: client, AuthType: rc.AuthType, DefaultBootMode: cfg.Deploy.DefaultBootMode, Log: log}
 	reg.RegisterPower("redfish", rfdriver.NewPower(o))
 	reg.RegisterManagement("redfish", rfdriver.NewManagement(o))
 	io := rfdriver.InspectOptions{Options: o, Ports: db}

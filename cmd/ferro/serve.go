@@ -409,12 +409,13 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, log *slog.Logger) {
 	rc := cfg.Redfish
 	client := bmcredfish.New(bmcredfish.Options{
-		ConnectionAttempts:      rc.ConnectionAttempts,
-		ConnectionRetryInterval: time.Duration(rc.ConnectionRetryInterval) * time.Second,
+		ConnectionAttempts: rc.ConnectionAttempts,
+		// 0 s means no wait; the client's zero value would mean its default.
+		ConnectionRetryInterval: max(time.Duration(rc.ConnectionRetryInterval)*time.Second, time.Millisecond),
 		CacheSize:               rc.ConnectionCacheSize,
 		Log:                     log,
 	})
-	o := rfdriver.Options{Client: client, AuthType: rc.AuthType, Log: log}
+	o := rfdriver.Options{Client: client, AuthType: rc.AuthType, DefaultBootMode: cfg.Deploy.DefaultBootMode, Log: log}
 	reg.RegisterPower("redfish", rfdriver.NewPower(o))
 	reg.RegisterManagement("redfish", rfdriver.NewManagement(o))
 	io := rfdriver.InspectOptions{Options: o, Ports: db}

@@ -109,13 +109,14 @@ func TestBuildISO_BootsInQEMU(t *testing.T) {
 	}
 	for _, fw := range []struct {
 		name string
-		args func() []string
+		args func(t *testing.T) []string
 	}{
-		{"bios", func() []string { return []string{"-machine", "pc"} }},
-		{"uefi", func() []string { return boottest.OVMF(t, dir) }},
+		{"bios", func(*testing.T) []string { return []string{"-machine", "pc"} }},
+		{"uefi", func(t *testing.T) []string { return boottest.OVMF(t, t.TempDir()) }},
 	} {
 		t.Run(fw.name, func(t *testing.T) {
-			args := append(fw.args(), "-accel", "tcg", "-cpu", "max", "-m", "512", "-smp", "1", "-nographic",
+			t.Parallel()
+			args := append(fw.args(t), "-accel", "tcg", "-cpu", "max", "-m", "512", "-smp", "1", "-nographic",
 				"-monitor", "none", "-no-reboot", "-net", "none", "-cdrom", iso, "-boot", "d")
 			line := boottest.Boot(t, qemu, args, boottest.MarkerPrefix+marker, 4*time.Minute)
 			t.Logf("%s: %s", fw.name, line)

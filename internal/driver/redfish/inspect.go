@@ -13,6 +13,7 @@ import (
 	"github.com/ferrometal/ferro/internal/baremetal"
 	bmc "github.com/ferrometal/ferro/internal/bmc/redfish"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/inspector/hooks"
 	"github.com/ferrometal/ferro/internal/inventory"
 	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
@@ -106,7 +107,14 @@ func (i *Inspect) InspectHardware(ctx context.Context, t *driver.Task) (string, 
 			Err: fmt.Errorf("failed to discover %s from the System", strings.Join(missing, ", "))}}
 	}
 	var root *inventory.Disk
-	if r := RootDisk(inv.Disks); r >= 0 {
+	r := RootDisk(inv.Disks)
+	if hints, _ := t.Node.Properties["root_device"].(map[string]any); len(hints) > 0 {
+		// The node's root device hints, as the in-band root_disk_selection hook applies them.
+		if r, err = hooks.RootDevice(inv.Disks, hints); err != nil {
+			return "", &driver.PhaseError{Phase: "choosing the root disk", Err: err}
+		}
+	}
+	if r >= 0 {
 		root = &inv.Disks[r]
 	}
 	localGB := int64(0)

@@ -59,8 +59,8 @@ func (m *Management) SupportedBootDevices(ctx context.Context, t *driver.Task) (
 }
 
 // SetBootDevice sets the override to device, Once or Continuous, in the
-// node's boot_mode (capability boot_mode:uefi|bios) when the System has a
-// BootSourceOverrideMode. A BMC that shows Once as Continuous is tolerated
+// node's boot mode (its boot_mode capability, else [deploy]default_boot_mode,
+// as driver.BootMode decides) when the System has a BootSourceOverrideMode. A BMC that shows Once as Continuous is tolerated
 // and remembered.
 func (m *Management) SetBootDevice(ctx context.Context, t *driver.Task, device string, persistent bool) error {
 	target, ok := targets[device]
@@ -84,10 +84,10 @@ func (m *Management) SetBootDevice(ctx context.Context, t *driver.Task, device s
 		o.Enabled = "Continuous"
 	}
 	if info.BootModeSettable {
-		switch capability(t, "boot_mode") {
-		case "uefi":
+		switch driver.BootMode(t.Node, m.o.DefaultBootMode) {
+		case driver.BootModeUEFI:
 			o.Mode = "UEFI"
-		case "bios":
+		case driver.BootModeBIOS:
 			o.Mode = "Legacy"
 		}
 	}

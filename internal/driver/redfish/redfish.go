@@ -23,7 +23,9 @@ type Options struct {
 	// PollInterval is how often PowerState is read while waiting for a
 	// reset to show; default 1 s.
 	PollInterval time.Duration
-	Log          *slog.Logger
+	// DefaultBootMode is [deploy]default_boot_mode, for nodes that name none.
+	DefaultBootMode string
+	Log             *slog.Logger
 }
 
 func (o *Options) defaults() {
@@ -35,6 +37,9 @@ func (o *Options) defaults() {
 	}
 	if o.AuthType == "" {
 		o.AuthType = bmc.AuthAuto
+	}
+	if o.DefaultBootMode == "" {
+		o.DefaultBootMode = driver.BootModeUEFI
 	}
 }
 
@@ -56,17 +61,6 @@ func logger(t *driver.Task) *slog.Logger {
 		return t.Log
 	}
 	return slog.Default().With("node", t.Node.UUID)
-}
-
-// capability returns properties.capabilities[name] ("k:v,k:v"), or "".
-func capability(t *driver.Task, name string) string {
-	s, _ := t.Node.Properties["capabilities"].(string)
-	for _, e := range strings.Split(s, ",") {
-		if k, v, ok := strings.Cut(e, ":"); ok && strings.TrimSpace(k) == name {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 // setCapability sets name:value in properties.capabilities, keeping the others in order.

@@ -291,3 +291,23 @@ func TestAgainstVBMC(t *testing.T) {
 		}
 	}
 }
+
+func TestInspect_RootDeviceHints(t *testing.T) {
+	b := redfishtest.New(t)
+	e := newEnv(t)
+	in := rf.NewInspect(rf.InspectOptions{Options: e.opts, Ports: e.store})
+	task := e.task(b.DriverInfo())
+	task.Node.Properties["root_device"] = map[string]any{"model": "3000GT8"}
+	if _, err := in.InspectHardware(context.Background(), task); err != nil {
+		t.Fatal(err)
+	}
+	// The 8 TB disk: 7450 GiB, minus one.
+	if got := task.Node.Properties["local_gb"]; got != "7449" {
+		t.Errorf("local_gb %v, want 7449 (the hinted disk)", got)
+	}
+	task = e.task(b.DriverInfo())
+	task.Node.Properties["root_device"] = map[string]any{"serial": "none-such"}
+	if _, err := in.InspectHardware(context.Background(), task); err == nil || !strings.Contains(err.Error(), "No disks satisfied root device hints") {
+		t.Errorf("unmatched hints: %v", err)
+	}
+}

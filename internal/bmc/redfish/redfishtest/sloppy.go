@@ -5,7 +5,10 @@
 package redfishtest
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/pem"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -36,6 +39,8 @@ type Sloppy struct {
 	NeverConfirm     bool // PowerState never changes after a reset
 	ForgetSessions   bool // drop every session once, before the next request
 	NoSessionService bool
+	// SystemVirtualMedia moves the virtual CD from the Manager to the System.
+	SystemVirtualMedia bool
 	// State, read with Get.
 	Power      string
 	Boot       map[string]any
@@ -46,10 +51,19 @@ type Sloppy struct {
 	Resets     []string
 	Patches    []map[string]any
 	BasicSeen  bool
-	pendingOn  string
-	lagLeft    int
-	sessions   map[string]bool
-	nextToken  int
+	// Calls are the requests that change something (not sessions), with
+	// their JSON bodies, in order.
+	Calls     []Call
+	pendingOn string
+	lagLeft   int
+	sessions  map[string]bool
+	nextToken int
+}
+
+// Call is one changing request the service received.
+type Call struct {
+	Method, Path string
+	Body         map[string]any
 }
 
 // Credentials and paths of the service.
@@ -59,6 +73,8 @@ const (
 	SystemPath = "/redfish/v1/Systems/437XR1138R2"
 	SystemID   = "437XR1138R2"
 	CDPath     = "/redfish/v1/Managers/BMC/VirtualMedia/CD1"
+	// SystemCDPath is the CD with SystemVirtualMedia set.
+	SystemCDPath = SystemPath + "/VirtualMedia/CD1"
 )
 
 // New starts the service; it stops when the test ends. The System is off.
@@ -69,6 +85,22 @@ func New(t testing.TB) *Sloppy {
 	b.URL = b.srv.URL
 	t.Cleanup(b.srv.Close)
 	return b
+}
+
+// NewTLS is New over HTTPS with a certificate of its own; the CA to trust
+// it is written to the returned PEM file.
+func NewTLS(t testing.TB) (*Sloppy, string) {
+	b := &Sloppy{t: t, Power: "Off", sessions: map[string]bool{},
+		Boot: map[string]any{"BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideTarget": "None", "BootSourceOverrideMode": "UEFI"}}
+	b.srv = httptest.NewTLSServer(http.HandlerFunc(b.serve))
+	b.URL = b.srv.URL
+	t.Cleanup(b.srv.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	pemData := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.srv.Certificate().Raw})
+	if err := os.WriteFile(ca, pemData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return b, ca
 }
 
 // DriverInfo is a node's driver_info for this service.
@@ -113,6 +145,13 @@ func (b *Sloppy) serve(w http.ResponseWriter, r *http.Request) {
 	defer b.mu.Unlock()
 	p := strings.TrimRight(r.URL.Path, "/")
 	b.Requests = append(b.Requests, r.Method+" "+p)
+	if r.Method != http.MethodGet && !strings.HasPrefix(p, "/redfish/v1/SessionService") {
+		raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
+		b.Calls = append(b.Calls, Call{Method: r.Method, Path: p, Body: body})
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+	}
 	if b.Fail500 > 0 {
 		b.Fail500--
 		http.Error(w, `{"error":{"code":"Base.1.0.InternalError","message":"try again"}}`, http.StatusInternalServerError)
@@ -160,6 +199,9 @@ func (b *Sloppy) serve(w http.ResponseWriter, r *http.Request) {
 			b.Power, b.pendingOn = b.pendingOn, ""
 		}
 		sys["PowerState"] = b.Power
+		if b.SystemVirtualMedia {
+			sys["VirtualMedia"] = map[string]any{"@odata.id": SystemPath + "/VirtualMedia"}
+		}
 		sys["Boot"] = mergeBoot(sys["Boot"].(map[string]any), b.Boot)
 		b.json(w, http.StatusOK, sys)
 	case r.Method == http.MethodGet && p == SystemPath+"/Memory":
@@ -194,19 +236,28 @@ func (b *Sloppy) serve(w http.ResponseWriter, r *http.Request) {
 			b.Power, b.pendingOn = target, ""
 		}
 		w.WriteHeader(http.StatusNoContent)
-	case r.Method == http.MethodGet && p == CDPath:
+	case r.Method == http.MethodGet && b.SystemVirtualMedia && p == SystemPath+"/VirtualMedia":
+		b.json(w, http.StatusOK, map[string]any{"@odata.id": p, "Name": "Virtual Media Collection", "Members@odata.count": 1,
+			"Members": []map[string]any{{"@odata.id": SystemCDPath}}})
+	case r.Method == http.MethodGet && b.SystemVirtualMedia && p == "/redfish/v1/Managers/BMC":
+		m := b.file("manager.json")
+		delete(m, "VirtualMedia")
+		b.json(w, http.StatusOK, m)
+	case r.Method == http.MethodGet && b.SystemVirtualMedia && strings.HasPrefix(p, "/redfish/v1/Managers/BMC/VirtualMedia"):
+		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
+	case r.Method == http.MethodGet && p == b.cdPath():
 		var img any
 		if b.CDImage != "" {
 			img = b.CDImage
 		}
 		b.json(w, http.StatusOK, map[string]any{
-			"@odata.type": "#VirtualMedia.v1_3_0.VirtualMedia", "@odata.id": CDPath, "Id": "CD1", "Name": "Virtual CD",
+			"@odata.type": "#VirtualMedia.v1_3_0.VirtualMedia", "@odata.id": b.cdPath(), "Id": "CD1", "Name": "Virtual CD",
 			"MediaTypes": []string{"CD", "DVD"}, "Image": img, "Inserted": b.CDInserted, "WriteProtected": true,
 			"Actions": map[string]any{
-				"#VirtualMedia.InsertMedia": map[string]any{"target": CDPath + "/Actions/VirtualMedia.InsertMedia"},
-				"#VirtualMedia.EjectMedia":  map[string]any{"target": CDPath + "/Actions/VirtualMedia.EjectMedia"},
+				"#VirtualMedia.InsertMedia": map[string]any{"target": b.cdPath() + "/Actions/VirtualMedia.InsertMedia"},
+				"#VirtualMedia.EjectMedia":  map[string]any{"target": b.cdPath() + "/Actions/VirtualMedia.EjectMedia"},
 			}})
-	case r.Method == http.MethodPost && p == CDPath+"/Actions/VirtualMedia.InsertMedia":
+	case r.Method == http.MethodPost && p == b.cdPath()+"/Actions/VirtualMedia.InsertMedia":
 		if b.CDImage != "" {
 			http.Error(w, `{"error":{"message":"media already inserted"}}`, http.StatusConflict)
 			return
@@ -215,7 +266,7 @@ func (b *Sloppy) serve(w http.ResponseWriter, r *http.Request) {
 		json.NewDecoder(r.Body).Decode(&body)
 		b.CDImage, b.CDInserted = body.Image, true
 		w.WriteHeader(http.StatusNoContent)
-	case r.Method == http.MethodPost && p == CDPath+"/Actions/VirtualMedia.EjectMedia":
+	case r.Method == http.MethodPost && p == b.cdPath()+"/Actions/VirtualMedia.EjectMedia":
 		b.CDImage, b.CDInserted = "", false
 		w.WriteHeader(http.StatusNoContent)
 	case r.Method == http.MethodGet && sloppyFiles[p] != "":
@@ -247,6 +298,13 @@ func (b *Sloppy) json(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(v)
+}
+
+func (b *Sloppy) cdPath() string {
+	if b.SystemVirtualMedia {
+		return SystemCDPath
+	}
+	return CDPath
 }
 
 // Set changes faults or state under the service's lock.

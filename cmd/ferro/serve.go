@@ -408,8 +408,9 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, log *slog.Logger) {
 	rc := cfg.Redfish
 	client := bmcredfish.New(bmcredfish.Options{
-		ConnectionAttempts:      rc.ConnectionAttempts,
-		ConnectionRetryInterval: time.Duration(rc.ConnectionRetryInterval) * time.Second,
+		ConnectionAttempts: rc.ConnectionAttempts,
+		// 0 s means no wait; the client's zero value would mean its default.
+		ConnectionRetryInterval: max(time.Duration(rc.ConnectionRetryInterval)*time.Second, time.Millisecond),
 		CacheSize:               rc.ConnectionCacheSize,
 		Log:                     log,
 	})

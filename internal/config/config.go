@@ -626,6 +626,7 @@ func (c *Config) Validate() error {
 			bad("%s %q is not one of %s", opt.name, opt.val, strings.Join(opt.allowed, ", "))
 		}
 	}
+	errs = append(errs, c.Redfish.problems()...)
 	for _, kind := range []string{"boot", "deploy", "inspect", "management", "network", "power", "raid", "vendor", "console", "bios", "firmware", "rescue", "storage"} {
 		if d := c.Default.DefaultFor(kind); d != "" && !slices.Contains(c.Default.Enabled(kind), d) {
 			bad("[DEFAULT]default_%s_interface %q is not in enabled_%s_interfaces", kind, d, kind)

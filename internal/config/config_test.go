@@ -107,3 +107,19 @@ func TestLoad_MinCommandIntervalTakesAFraction(t *testing.T) {
 		t.Errorf("[ipmi]min_command_interval = %v, want 0.2", cfg.IPMI.MinCommandInterval)
 	}
 }
+
+func TestLoad_RedfishDefaultsAndValidation(t *testing.T) {
+	cfg, _, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := cfg.Redfish; r.ConnectionAttempts != 5 || r.ConnectionRetryInterval != 4 || r.AuthType != "auto" || r.ConnectionCacheSize != 1000 {
+		t.Errorf("[redfish] defaults %+v, want Ironic's", r)
+	}
+	if _, _, err := Load("", []string{"FERRO_REDFISH_AUTH_TYPE=kerberos"}); err == nil || !strings.Contains(err.Error(), "[redfish]auth_type") {
+		t.Errorf("bad auth type: %v", err)
+	}
+	if _, _, err := Load("", []string{"FERRO_REDFISH_CONNECTION_ATTEMPTS=0"}); err == nil || !strings.Contains(err.Error(), "connection_attempts") {
+		t.Errorf("zero attempts: %v", err)
+	}
+}

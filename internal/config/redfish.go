@@ -1,5 +1,7 @@
 package config
 
+import "fmt"
+
 // Redfish is [redfish], with Ironic's option names and defaults.
 type Redfish struct {
 	// ConnectionAttempts is how many times a request to a BMC is tried
@@ -26,4 +28,24 @@ func redfishDefaults() Redfish {
 		AuthType:                "auto",
 		KernelAppendParams:      "nofb nomodeset vga=normal",
 	}
+}
+
+// problems lists what is wrong with [redfish].
+func (r Redfish) problems() []string {
+	var out []string
+	switch r.AuthType {
+	case "basic", "session", "auto":
+	default:
+		out = append(out, fmt.Sprintf("[redfish]auth_type %q is not one of basic, session, auto", r.AuthType))
+	}
+	if r.ConnectionAttempts < 1 {
+		out = append(out, "[redfish]connection_attempts must be at least 1")
+	}
+	if r.ConnectionRetryInterval < 0 {
+		out = append(out, "[redfish]connection_retry_interval must not be negative")
+	}
+	if r.ConnectionCacheSize < 1 {
+		out = append(out, "[redfish]connection_cache_size must be at least 1")
+	}
+	return out
 }

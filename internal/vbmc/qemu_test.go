@@ -20,7 +20,7 @@ import (
 // TCG (SeaBIOS about 2 s, OVMF about 30 s alone; four VMs share two busy cores).
 const consoleBootTimeout = 90 * time.Second
 
-var bootingFrom = regexp.MustCompile(`Booting from ([^.\r\n]+)`)
+var bootingFrom = regexp.MustCompile(`Booting from ([^.\r\n]+)\.\.\.`) // the whole line: the log may be read mid-write
 
 // waitConsole polls the VM's console log (a file QEMU appends to; there is
 // no event to wait on) until re matches, and returns the log.

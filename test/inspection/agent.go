@@ -76,7 +76,8 @@ func ReadBootConfig(kind, root, mac string) (*BootConfig, error) {
 }
 
 // ParseBootConfig finds the kernel command line in a PXELINUX config (its
-// append line) or an iPXE script (its kernel line) and requires the
+// append line), an iPXE script (its kernel line) or a GRUB config (kind
+// "grub", its linux line) and requires the
 // callback URL and the token on it.
 func ParseBootConfig(kind string, data []byte) (*BootConfig, error) {
 	bc := &BootConfig{Params: map[string]string{}}
@@ -92,6 +93,11 @@ func ParseBootConfig(kind string, data []byte) (*BootConfig, error) {
 		case kind == "pxe" && fields[0] == "append":
 			line = l
 			bc.Cmdline = fields[1:]
+		case kind == "grub" && fields[0] == "linux" && len(fields) > 1:
+			// A virtual media ISO's grub.cfg: linux <kernel> <cmdline>.
+			line = l
+			bc.Kernel = fields[1]
+			bc.Cmdline = fields[2:]
 		case kind == "ipxe" && fields[0] == "kernel" && len(fields) > 1:
 			line = l
 			bc.Kernel = fields[1]

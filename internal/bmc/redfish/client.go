@@ -143,7 +143,7 @@ func status(err error) int {
 // retryable reports whether another attempt may succeed: the connection
 // failed or the BMC answered 5xx.
 func retryable(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || certError(err) {
 		return false
 	}
 	if s := status(err); s >= 500 {
@@ -154,6 +154,15 @@ func retryable(err error) bool {
 	var ne net.Error
 	var oe *net.OpError
 	return errors.As(err, &ne) || errors.As(err, &oe) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// certError reports a TLS verification failure: trying again cannot help.
+func certError(err error) bool {
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	return errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
 }
 
 // do runs fn against the BMC with a connected client: connection errors
@@ -267,7 +276,10 @@ func (c *Client) connect(ctx context.Context, ep Endpoint, st *stats) (*gofish.A
 	cfg := gofish.ClientConfig{
 		Endpoint: ep.Address, Username: ep.Username, Password: ep.Password,
 		HTTPClient: hc, NoModifyTransport: true, ReuseConnections: true,
-		BasicAuth: ep.AuthType == AuthBasic || ep.Username == "",
+		// Nodes behind one service (a chassis manager, ferro-vbmc) share
+		// this connection; gofish's default of 1 would serialise them.
+		MaxConcurrentRequests: 16,
+		BasicAuth:             ep.AuthType == AuthBasic || ep.Username == "",
 	}
 	api, err := gofish.ConnectContext(ctx, cfg)
 	if err != nil && ep.AuthType == AuthAuto && !cfg.BasicAuth && status(err) != http.StatusUnauthorized && !retryable(err) {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/bmc/redfish"
 	"github.com/ferrometal/ferro/internal/bmc/redfish/redfishtest"
+	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 )
 
 func TestParseDriverInfo(t *testing.T) {
@@ -254,5 +257,82 @@ func TestVirtualMedia_InsertEjectsFirstAndEjectIsIdempotent(t *testing.T) {
 	bmc.Get(func(b *redfishtest.Sloppy) { img = b.CDImage })
 	if img != "" {
 		t.Errorf("still inserted: %q", img)
+	}
+}
+
+// TestRequestShapes_MatchSushy makes the changing requests ferro makes
+// (reset, boot override, insert and eject) with ferro's client and with
+// python3-sushy, the library Ironic uses, against the same kind of service:
+// they must send the same methods, paths and bodies.
+func TestRequestShapes_MatchSushy(t *testing.T) {
+	py := "/usr/bin/python3"
+	if exec.Command(py, "-c", "import sushy").Run() != nil {
+		ferrotest.SkipOrFail(t, "/usr/bin/python3 cannot import sushy (Debian package python3-sushy)")
+	}
+	const image = "http://192.0.2.9/vmedia/x.iso"
+	theirs := redfishtest.New(t)
+	out, err := exec.Command(py, "testdata/sushy_shapes.py", theirs.URL, redfishtest.User, redfishtest.Password,
+		redfishtest.SystemPath, "/redfish/v1/Managers/BMC", redfishtest.CDPath, image).CombinedOutput()
+	if err != nil {
+		t.Fatalf("sushy: %v\n%s", err, out)
+	}
+	ours := redfishtest.New(t)
+	c, _ := client(t, 2)
+	ctx, ep := context.Background(), endpoint(ours)
+	ep.AuthType = redfish.AuthBasic
+	if err := c.Reset(ctx, ep, "On"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetBoot(ctx, ep, redfish.BootOverride{Target: "Cd", Enabled: "Once", Mode: "UEFI"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.InsertCD(ctx, ep, image); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EjectCDs(ctx, ep, nil); err != nil {
+		t.Fatal(err)
+	}
+	var want, got []redfishtest.Call
+	theirs.Get(func(b *redfishtest.Sloppy) { want = slices.Clone(b.Calls) })
+	ours.Get(func(b *redfishtest.Sloppy) { got = slices.Clone(b.Calls) })
+	// An empty body and {} are the same request.
+	for _, calls := range [][]redfishtest.Call{want, got} {
+		for i := range calls {
+			if len(calls[i].Body) == 0 {
+				calls[i].Body = nil
+			}
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("requests (-sushy +ferro):\n%s", d)
+	}
+}
+
+func TestVerifyCA(t *testing.T) {
+	bmcTLS, ca := redfishtest.NewTLS(t)
+	c, log := client(t, 3)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		verify any
+		ok     bool
+	}{{nil, false}, {true, false}, {"False", true}, {false, true}, {ca, true}, {filepath.Dir(ca), true}} {
+		info := bmcTLS.DriverInfo()
+		if tc.verify != nil {
+			info["redfish_verify_ca"] = tc.verify
+		}
+		ep, err := redfish.ParseDriverInfo(info, "auto")
+		if err != nil {
+			t.Fatalf("verify %v: %v", tc.verify, err)
+		}
+		_, err = c.System(ctx, ep)
+		if (err == nil) != tc.ok {
+			t.Errorf("redfish_verify_ca=%v: err %v, want ok=%v", tc.verify, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "certificate") {
+			t.Errorf("redfish_verify_ca=%v: %v does not say it is the certificate", tc.verify, err)
+		}
+	}
+	if strings.Contains(log.String(), "retrying") {
+		t.Errorf("a certificate failure was retried:\n%s", log)
 	}
 }

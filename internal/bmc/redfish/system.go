@@ -216,8 +216,9 @@ func (c *Client) InsertCD(ctx context.Context, ep Endpoint, image string) error 
 				return fmt.Errorf("eject %s from %s: %w", vm.Image, vm.ODataID, err)
 			}
 		}
-		inserted, wp := true, true
-		if _, err := vm.InsertMedia(&schemas.VirtualMediaInsertMediaParameters{Image: image, Inserted: &inserted, WriteProtected: &wp}); err != nil {
+		// Inserted and WriteProtected default to true; like sushy, ferro
+		// does not send them, as some BMCs refuse parameters they lack.
+		if _, err := vm.InsertMedia(&schemas.VirtualMediaInsertMediaParameters{Image: image}); err != nil {
 			return fmt.Errorf("insert into %s: %w", vm.ODataID, err)
 		}
 		return nil

@@ -51,7 +51,7 @@ func (a statsSnapshot) since(b statsSnapshot) statsSnapshot {
 func (t tolerantTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
-		if req.Context().Err() == nil {
+		if req.Context().Err() == nil && !certError(err) {
 			t.st.netErrors.Add(1)
 		}
 		return resp, err

@@ -253,6 +253,10 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t *driver.Task, params driver
 		}
 	}
 	image := p.baseURL + "/" + subdir + "/" + t.Node.UUID + "/" + name
+	if t.Node.DriverInternalInfo == nil {
+		t.Node.DriverInternalInfo = map[string]any{}
+	}
+	// Set before the insertion: a failed or half-done one is ejected too.
 	t.Node.DriverInternalInfo[InsertedKey] = true
 	if err := b.o.Client.InsertCD(ctx, p.ep, image); err != nil {
 		return fmt.Errorf("prepare ramdisk for node %s: %w", t.Node.UUID, err)

@@ -224,3 +224,24 @@ func mustImages(t *testing.T, l *lab) *pxe.Boot {
 	}
 	return b
 }
+
+func TestSweepBootFiles_RemovesNodesNotInspecting(t *testing.T) {
+	root := t.TempDir()
+	keep, gone := "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+	for _, u := range []string{keep, gone} {
+		os.MkdirAll(filepath.Join(root, "vmedia", u), 0o755)
+		os.WriteFile(filepath.Join(root, "vmedia", u, "x.iso"), []byte("iso"), 0o644)
+	}
+	os.WriteFile(filepath.Join(root, "vmedia", "index.html"), nil, 0o644)
+	b := vmedia.New(vmedia.Options{HTTPRoot: root})
+	swept, err := b.SweepBootFiles(context.Background(), func(_ context.Context, u string) bool { return u == keep })
+	if err != nil || len(swept) != 1 || swept[0] != gone {
+		t.Fatalf("swept %v, %v", swept, err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "vmedia", keep, "x.iso")); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "vmedia", gone)); !os.IsNotExist(err) {
+		t.Errorf("%s left: %v", gone, err)
+	}
+}

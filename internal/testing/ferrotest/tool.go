@@ -41,6 +41,7 @@ var debianPackage = map[string]string{
 	"postgres":           "postgresql",
 	"neutron-server":     "neutron-server",
 	"qemu-system-x86_64": "qemu-system-x86",
+	"isoinfo":            "genisoimage",
 	"qemu-img":           "qemu-utils",
 	"python3":            "python3",
 	"ip":                 "iproute2",

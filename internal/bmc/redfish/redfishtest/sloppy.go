@@ -5,7 +5,10 @@
 package redfishtest
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/pem"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -46,10 +49,19 @@ type Sloppy struct {
 	Resets     []string
 	Patches    []map[string]any
 	BasicSeen  bool
-	pendingOn  string
-	lagLeft    int
-	sessions   map[string]bool
-	nextToken  int
+	// Calls are the requests that change something (not sessions), with
+	// their JSON bodies, in order.
+	Calls     []Call
+	pendingOn string
+	lagLeft   int
+	sessions  map[string]bool
+	nextToken int
+}
+
+// Call is one changing request the service received.
+type Call struct {
+	Method, Path string
+	Body         map[string]any
 }
 
 // Credentials and paths of the service.
@@ -69,6 +81,22 @@ func New(t testing.TB) *Sloppy {
 	b.URL = b.srv.URL
 	t.Cleanup(b.srv.Close)
 	return b
+}
+
+// NewTLS is New over HTTPS with a certificate of its own; the CA to trust
+// it is written to the returned PEM file.
+func NewTLS(t testing.TB) (*Sloppy, string) {
+	b := &Sloppy{t: t, Power: "Off", sessions: map[string]bool{},
+		Boot: map[string]any{"BootSourceOverrideEnabled": "Disabled", "BootSourceOverrideTarget": "None", "BootSourceOverrideMode": "UEFI"}}
+	b.srv = httptest.NewTLSServer(http.HandlerFunc(b.serve))
+	b.URL = b.srv.URL
+	t.Cleanup(b.srv.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	pemData := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.srv.Certificate().Raw})
+	if err := os.WriteFile(ca, pemData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return b, ca
 }
 
 // DriverInfo is a node's driver_info for this service.
@@ -113,6 +141,13 @@ func (b *Sloppy) serve(w http.ResponseWriter, r *http.Request) {
 	defer b.mu.Unlock()
 	p := strings.TrimRight(r.URL.Path, "/")
 	b.Requests = append(b.Requests, r.Method+" "+p)
+	if r.Method != http.MethodGet && !strings.HasPrefix(p, "/redfish/v1/SessionService") {
+		raw, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
+		b.Calls = append(b.Calls, Call{Method: r.Method, Path: p, Body: body})
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+	}
 	if b.Fail500 > 0 {
 		b.Fail500--
 		http.Error(w, `{"error":{"code":"Base.1.0.InternalError","message":"try again"}}`, http.StatusInternalServerError)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 	"github.com/ferrometal/ferro/internal/testing/ipmisim"
 )
 
@@ -70,9 +71,7 @@ func TestInspection_IPMI(t *testing.T) {
 			if sim.Sessions() > 2 {
 				t.Errorf("ipmi_sim activated %d sessions for one inspection, want sessions reused", sim.Sessions())
 			}
-			if strings.Contains(l.srv.Log(), sim.Password) {
-				t.Error("the BMC password appears in ferro's log")
-			}
+			ferrotest.AssertNoSecrets(t, "ferro serve", l.srv.Log(), sim.Password)
 		})
 	}
 }
@@ -105,12 +104,7 @@ func TestInspection_IPMIWrongPassword(t *testing.T) {
 		t.Errorf("reservation = %v, want null", got["reservation"])
 	}
 	l.checkNoBootFiles(n)
-	log := l.srv.Log()
-	for _, pw := range []string{wrong, sim.Password} {
-		if strings.Contains(log, pw) {
-			t.Errorf("password %q appears in ferro's log", pw)
-		}
-	}
+	ferrotest.AssertNoSecrets(t, "ferro serve", l.srv.Log(), wrong, sim.Password)
 	if bytes.Contains([]byte(l.baremetal("node", "show", n.uuid, "-f", "json")), []byte(wrong)) {
 		t.Error("the CLI shows the BMC password")
 	}

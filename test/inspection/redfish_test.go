@@ -89,14 +89,11 @@ func (l *redfishLab) waitFailed(n *node) map[string]any {
 
 func (l *redfishLab) isoDir(n *node) string { return filepath.Join(l.httpRoot, "vmedia", n.uuid) }
 
-func (l *redfishLab) checkNoSecrets(secrets ...string) {
+// checkNoSecrets greps ferro's and ferro-vbmc's logs for the passwords.
+func (l *redfishLab) checkNoSecrets(v *vbmctest.VBMC, secrets ...string) {
 	l.t.Helper()
-	log := l.srv.Log()
-	for _, s := range secrets {
-		if strings.Contains(log, s) {
-			l.t.Errorf("ferro's log contains the password %q", s)
-		}
-	}
+	ferrotest.AssertNoSecrets(l.t, "ferro serve", l.srv.Log(), secrets...)
+	ferrotest.AssertNoSecrets(l.t, "ferro-vbmc", v.Log(), secrets...)
 }
 
 // TestRedfishVirtualMedia_ManagedInspection: a ferro-vbmc machine with
@@ -171,7 +168,7 @@ func TestRedfishVirtualMedia_ManagedInspection(t *testing.T) {
 	if sys, _ := client.System(ctx, ep); sys.PowerState != "Off" {
 		t.Errorf("machine %s after inspection", sys.PowerState)
 	}
-	l.checkNoSecrets(v.Password)
+	l.checkNoSecrets(v, v.Password)
 }
 
 // TestRedfish_Faults: each fault fails the inspection in the background
@@ -271,7 +268,7 @@ func TestRedfish_Faults(t *testing.T) {
 	if img != "" {
 		t.Errorf("the never-confirming BMC still holds %q", img)
 	}
-	l.checkNoSecrets(v.Password, "wrong-pass-rf-5521", redfishtest.Password)
+	l.checkNoSecrets(v, v.Password, "wrong-pass-rf-5521", redfishtest.Password)
 }
 
 // TestRedfishInspect_OutOfBand: inspect_interface=redfish on a BMC that
@@ -337,7 +334,7 @@ func TestRedfishInspect_OutOfBand(t *testing.T) {
 		})
 	}
 	l.t = t
-	l.checkNoSecrets(v.Password, redfishtest.Password)
+	l.checkNoSecrets(v, v.Password, redfishtest.Password)
 }
 
 // TestRedfishVirtualMedia_AbortEjects: an abort in inspect wait tears the
@@ -368,4 +365,5 @@ func TestRedfishVirtualMedia_AbortEjects(t *testing.T) {
 	if _, err := os.Stat(l.isoDir(n)); !os.IsNotExist(err) {
 		t.Errorf("ISO directory left: %v", err)
 	}
+	l.checkNoSecrets(v, v.Password)
 }

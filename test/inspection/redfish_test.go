@@ -107,8 +107,9 @@ func TestRedfishVirtualMedia_ManagedInspection(t *testing.T) {
 	isoinfo := ferrotest.RequireTool(t, "isoinfo")
 	v := vbmctest.Start(t, vbmctest.Config{Machines: vbmctest.FakeMachines("rv", 1)})
 	l := startRedfishLab(t)
+	// ferro's agent: the ramdisk carries a callback token (the stock agent's would not).
 	info := map[string]any{"redfish_address": v.RedfishURL, "redfish_username": v.Username, "redfish_password": v.Password,
-		"redfish_system_id": "/redfish/v1/Systems/rv0"}
+		"redfish_system_id": "/redfish/v1/Systems/rv0", "inspection_agent": "ferro-agent"}
 	n := l.enrollRedfish(info, "redfish-virtual-media", "inspector")
 	mac := vbmctest.FakeMachines("rv", 1)[0].MACs[0]
 	l.must(http.MethodPost, "/v1/ports", map[string]any{"node_uuid": n.uuid, "address": mac, "pxe_enabled": true}, nil)

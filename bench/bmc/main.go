@@ -41,7 +41,7 @@ func main() {
 	vbmcN := flag.Int("vbmc-n", 50, "operations per ferro-vbmc machine and kind")
 	apiNodes := flag.Int("api-nodes", 50, "ipmi nodes, and as many redfish nodes, powered through the API (0: skip)")
 	apiRounds := flag.Int("api-rounds", 5, "power on+off rounds per node through the API")
-	ferroBin := flag.String("ferro", "", "ferro binary for the API part (default: go build ./cmd/ferro)")
+	ferroBin := flag.String("ferro", os.Getenv("FERRO_BIN"), "ferro binary for the API part (default $FERRO_BIN, else go build ./cmd/ferro)")
 	simOn := flag.Bool("ipmisim", true, "run the ipmi_sim part")
 	flag.Parse()
 	fail := func(err error) {

@@ -107,6 +107,26 @@ func benchVBMC(machines, n, toolN int) error {
 		return fmt.Errorf("bmc/ipmi: %w", err)
 	}
 	report(fmt.Sprintf("bmc/ipmi    power status,    %d BMCs", machines), lat, wall)
+	// One BMC, one command at a time: the figure to set beside ipmitool's.
+	lat, wall, err = measure(1, n, func(_, i int) error {
+		a := ipmi.PowerOff
+		if onOff(i) {
+			a = ipmi.PowerOn
+		}
+		return ic.Power(ctx, ipmiTarget(rd, names[0]), a)
+	})
+	if err != nil {
+		return fmt.Errorf("bmc/ipmi: %w", err)
+	}
+	report("bmc/ipmi    chassis control, 1 BMC, sequential", lat, wall)
+	lat, wall, err = measure(1, n, func(_, _ int) error {
+		_, err := ic.PowerStatus(ctx, ipmiTarget(rd, names[0]))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("bmc/ipmi: %w", err)
+	}
+	report("bmc/ipmi    power status,    1 BMC, sequential", lat, wall)
 
 	rc := redfish.New(redfish.Options{ConnectionAttempts: 3, ConnectionRetryInterval: 100 * time.Millisecond})
 	defer rc.Close()

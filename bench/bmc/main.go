@@ -1,13 +1,21 @@
-// Command bmc is the IPMI load probe: it starts Debian's ipmi_sim (one or
-// more, each a BMC on its own UDP port, message debugging off) and measures
-// ferro's internal/bmc/ipmi client — power status and power on/off
-// operations per second and their p50/p99 latency, over one reused lanplus
-// session per BMC with [ipmi]min_command_interval 0 — next to Debian's
-// ipmitool, run once per command as Ironic's ipmitool driver runs it (a
-// new process and RMCP+ session per command, cipher suite 3). It prints the
-// figures and their ratio; it asserts nothing about time.
+// Command bmc is the BMC load probe. It reports power operations per
+// second and their p50/p99 latency, asserting nothing about time:
 //
-//	go run ./bench/bmc [-n 200] [-bmcs 4] [-ipmitool-n 20]
+//   - ferro's internal/bmc/ipmi client against Debian's ipmi_sim (one or
+//     more, each a BMC on its own UDP port): power status and power on/off
+//     over one reused lanplus session per BMC, [ipmi]min_command_interval 0;
+//   - ferro's internal/bmc/ipmi and internal/bmc/redfish clients against
+//     ferro-vbmc's fake machines (-vbmc-machines BMCs, all driven at once);
+//   - the full API path: `ferro serve` with ipmi and redfish nodes on
+//     ferro-vbmc, powered through PUT /v1/nodes/{node}/states/power;
+//   - next to Debian's ipmitool, run once per command as Ironic's ipmitool
+//     driver runs it (a new process and RMCP+ session per command, cipher
+//     suite 3), against ipmi_sim and against ferro-vbmc.
+//
+// Run it from the repository root (the API part builds ./cmd/ferro unless
+// -ferro names a binary):
+//
+//	go run ./bench/bmc [-n 200] [-bmcs 4] [-ipmitool-n 20] [-vbmc-machines 100] [-vbmc-n 50] [-api-nodes 50] [-api-rounds 5]
 package main
 
 import (
@@ -28,11 +36,32 @@ import (
 func main() {
 	n := flag.Int("n", 200, "operations per BMC and kind through ferro's client")
 	bmcs := flag.Int("bmcs", 4, "simulated BMCs driven in parallel")
-	toolN := flag.Int("ipmitool-n", 20, "ipmitool invocations")
+	toolN := flag.Int("ipmitool-n", 20, "ipmitool invocations per command")
+	vbmcMachines := flag.Int("vbmc-machines", 100, "ferro-vbmc fake machines driven in parallel by ferro's clients (0: skip)")
+	vbmcN := flag.Int("vbmc-n", 50, "operations per ferro-vbmc machine and kind")
+	apiNodes := flag.Int("api-nodes", 50, "ipmi nodes, and as many redfish nodes, powered through the API (0: skip)")
+	apiRounds := flag.Int("api-rounds", 5, "power on+off rounds per node through the API")
+	ferroBin := flag.String("ferro", os.Getenv("FERRO_BIN"), "ferro binary for the API part (default $FERRO_BIN, else go build ./cmd/ferro)")
+	simOn := flag.Bool("ipmisim", true, "run the ipmi_sim part")
 	flag.Parse()
-	if err := run(*n, *bmcs, *toolN); err != nil {
+	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, "bench/bmc:", err)
 		os.Exit(1)
+	}
+	if *simOn {
+		if err := run(*n, *bmcs, *toolN); err != nil {
+			fail(err)
+		}
+	}
+	if *vbmcMachines > 0 {
+		if err := benchVBMC(*vbmcMachines, *vbmcN, *toolN); err != nil {
+			fail(err)
+		}
+	}
+	if *apiNodes > 0 {
+		if err := benchAPI(*ferroBin, *apiNodes, *apiRounds); err != nil {
+			fail(err)
+		}
 	}
 }
 

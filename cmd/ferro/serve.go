@@ -208,7 +208,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	// and closed at shutdown, after the conductor stopped.
 	ipmiClient := bmcipmi.New(bmcipmi.Options{
 		CommandRetryTimeout: time.Duration(cfg.IPMI.CommandRetryTimeout) * time.Second,
-		MinCommandInterval:  time.Duration(cfg.IPMI.MinCommandInterval) * time.Second,
+		MinCommandInterval:  time.Duration(cfg.IPMI.MinCommandInterval * float64(time.Second)),
 		Log:                 log,
 	})
 	defer ipmiClient.Close()

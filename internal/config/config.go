@@ -538,6 +538,10 @@ func checkTypes(sec *ini.Section, v reflect.Value) error {
 			if _, err := strconv.Atoi(raw); err != nil {
 				return fmt.Errorf("option %s: %q is not an integer", opt, raw)
 			}
+		case reflect.Float64:
+			if v, err := strconv.ParseFloat(raw, 64); err != nil || v < 0 {
+				return fmt.Errorf("option %s: %q is not a number of at least 0", opt, raw)
+			}
 		case reflect.Bool:
 			if _, err := parseBool(raw); err != nil {
 				return fmt.Errorf("option %s: %q is not a boolean", opt, raw)

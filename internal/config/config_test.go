@@ -87,12 +87,24 @@ func TestLoad_RejectsBadValues(t *testing.T) {
 		"port out of range":   "FERRO_API_PORT=70000",
 		"host ip not an ip":   "FERRO_API_HOST_IP=not an ip",
 		"pool size below one": "FERRO_CONDUCTOR_WORKERS_POOL_SIZE=0",
+		"interval not number": "FERRO_IPMI_MIN_COMMAND_INTERVAL=fast",
+		"interval negative":   "FERRO_IPMI_MIN_COMMAND_INTERVAL=-1",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, _, err := Load("", []string{env}); err == nil {
 				t.Errorf("Load with %s: no error", env)
 			}
 		})
+	}
+}
+
+func TestLoad_MinCommandIntervalTakesAFraction(t *testing.T) {
+	cfg, _, err := Load("", []string{"FERRO_IPMI_MIN_COMMAND_INTERVAL=0.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.IPMI.MinCommandInterval != 0.2 {
+		t.Errorf("[ipmi]min_command_interval = %v, want 0.2", cfg.IPMI.MinCommandInterval)
 	}
 }
 

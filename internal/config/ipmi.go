@@ -6,8 +6,9 @@ type IPMI struct {
 	// CommandRetryTimeout is how long, in seconds, a failing IPMI operation is retried.
 	CommandRetryTimeout int `ini:"command_retry_timeout"`
 	// MinCommandInterval is the least time, in seconds, between two
-	// operations sent to one BMC.
-	MinCommandInterval int `ini:"min_command_interval"`
+	// operations sent to one BMC. Ironic takes whole seconds; ferro also
+	// takes a fraction (0.2), which labs and tests use.
+	MinCommandInterval float64 `ini:"min_command_interval"`
 	// DisableBootTimeout sends Set System Boot Options parameter 3 before
 	// setting a boot device, so the BMC keeps it past 60 s; a node's
 	// driver_info[ipmi_disable_boot_timeout] overrides it.

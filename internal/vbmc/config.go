@@ -32,6 +32,10 @@ type Config struct {
 	// MaxImageMB bounds the size of a virtual media image fetched on insert
 	// (default 2048).
 	MaxImageMB int `json:"max_image_mb,omitempty"`
+	// RequestLog records, per machine, every IPMI chassis command and
+	// Redfish request (the last 4096), served with each machine's state at
+	// GET /ferro-vbmc/v1/machines (BMC credentials). For tests.
+	RequestLog bool `json:"request_log,omitempty"`
 	// Machines are the virtual machines, each with its BMC.
 	Machines []MachineConfig `json:"machines"`
 }
@@ -66,6 +70,9 @@ type MachineConfig struct {
 	Serial       string `json:"serial,omitempty"`
 	// QEMU says how to start the VM (backend "qemu" only).
 	QEMU *QEMUConfig `json:"qemu,omitempty"`
+	// Faults make the machine's BMC misbehave, for tests of clients' error
+	// paths.
+	Faults *Faults `json:"faults,omitempty"`
 }
 
 // QEMUConfig says how the qemu backend starts a machine's VM.
@@ -297,6 +304,9 @@ func (c *Config) Validate() error {
 		}
 		if q := m.QEMU; q != nil {
 			errs = append(errs, q.validate(at+".qemu", len(m.MACs))...)
+		}
+		if f := m.Faults; f != nil && (f.Redfish500Count < 0 || f.Redfish500Count > 1<<20) {
+			bad("%s.faults.redfish_500_count: %d is not between 0 and %d", at, f.Redfish500Count, 1<<20)
 		}
 	}
 	return errors.Join(errs...)

@@ -90,6 +90,7 @@ type ipmiChassis struct {
 }
 
 func (c *ipmiChassis) logged(op string, err error) error {
+	c.m.record("ipmi", "chassis control "+op, 0)
 	if err != nil {
 		c.log.Warn("ipmi chassis control failed", "machine", c.m.Name(), "op", op, "error", err)
 	} else {
@@ -98,7 +99,10 @@ func (c *ipmiChassis) logged(op string, err error) error {
 	return err
 }
 
-func (c *ipmiChassis) PowerState(ctx context.Context) (bool, error) { return c.m.PowerState(ctx) }
+func (c *ipmiChassis) PowerState(ctx context.Context) (bool, error) {
+	c.m.record("ipmi", "get chassis status", 0)
+	return c.m.PowerState(ctx)
+}
 
 func (c *ipmiChassis) SetPower(ctx context.Context, on bool) error {
 	if on {
@@ -128,6 +132,7 @@ func (c *ipmiChassis) IntrusionState(context.Context) (bool, error) {
 // SetBootFlags takes parameter 5 as ipmitool's `chassis bootdev` and Ironic
 // send it: valid bit, persistent bit, EFI bit and the device selector.
 func (c *ipmiChassis) SetBootFlags(_ context.Context, f *types.BootOptionParam_BootFlags) error {
+	c.m.record("ipmi", "set boot flags", 0)
 	b := BootOverride{Target: BootNone, Enabled: BootDisabled, Mode: BootLegacy}
 	if f.BIOSBootType == types.BIOSBootTypeEFI {
 		b.Mode = BootUEFI
@@ -160,6 +165,7 @@ func (c *ipmiChassis) SetBootFlags(_ context.Context, f *types.BootOptionParam_B
 // GetBootFlags reads the override back; a one-time override already used
 // reads as not valid.
 func (c *ipmiChassis) GetBootFlags(context.Context) (*types.BootOptionParam_BootFlags, error) {
+	c.m.record("ipmi", "get boot flags", 0)
 	b := c.m.Boot()
 	f := &types.BootOptionParam_BootFlags{
 		BootFlagsValid: b.Enabled != BootDisabled,

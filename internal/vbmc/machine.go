@@ -116,6 +116,9 @@ type Machine struct {
 	lastBoot BootRequest
 	boots    int
 	nmis     int
+	// redfish500Left counts down Faults.Redfish500Count.
+	redfish500Left int
+	reqs           requestLog
 }
 
 func newMachine(cfg MachineConfig, dir string, backend Backend) *Machine {
@@ -127,6 +130,12 @@ func newMachine(cfg MachineConfig, dir string, backend Backend) *Machine {
 		boot:    BootOverride{Target: BootNone, Enabled: BootDisabled, Mode: BootLegacy},
 		vmedia:  VirtualMedia{WriteProtected: true},
 	}
+}
+
+// neverConfirms reports the never_confirm_power fault: power commands are
+// accepted and ignored.
+func (m *Machine) neverConfirms() bool {
+	return m.Config.Faults != nil && m.Config.Faults.NeverConfirmPower
 }
 
 // Name returns the machine's name.
@@ -144,6 +153,9 @@ func (m *Machine) PowerState(ctx context.Context) (bool, error) {
 func (m *Machine) PowerOn(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.neverConfirms() {
+		return nil
+	}
 	on, err := m.backend.PowerState(ctx)
 	if err != nil || on {
 		return err
@@ -190,6 +202,9 @@ func (m *Machine) bootUsedLocked(req BootRequest) {
 func (m *Machine) PowerOff(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.neverConfirms() {
+		return nil
+	}
 	on, err := m.backend.PowerState(ctx)
 	if err != nil || !on {
 		return err
@@ -204,6 +219,9 @@ func (m *Machine) PowerOff(ctx context.Context) error {
 func (m *Machine) Shutdown(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.neverConfirms() {
+		return nil
+	}
 	on, err := m.backend.PowerState(ctx)
 	if err != nil || !on {
 		return err
@@ -218,6 +236,9 @@ func (m *Machine) Shutdown(ctx context.Context) error {
 func (m *Machine) Reset(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.neverConfirms() {
+		return nil
+	}
 	on, err := m.backend.PowerState(ctx)
 	if err != nil {
 		return err
@@ -237,6 +258,9 @@ func (m *Machine) Reset(ctx context.Context) error {
 func (m *Machine) PowerCycle(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.neverConfirms() {
+		return nil
+	}
 	on, err := m.backend.PowerState(ctx)
 	if err != nil {
 		return err

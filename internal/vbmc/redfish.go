@@ -59,6 +59,9 @@ func (s *Server) redfishHandler() http.Handler {
 	mux.HandleFunc("DELETE "+rfSessions+"/{id}", s.auth(s.deleteSession))
 
 	mux.HandleFunc("GET "+rfSystems, s.auth(s.getSystems))
+	if s.cfg.RequestLog {
+		mux.HandleFunc("GET /ferro-vbmc/v1/machines", s.auth(s.getMachines))
+	}
 	mux.HandleFunc("GET "+rfSystems+"/{sys}", s.auth(s.machine(s.getSystem)))
 	mux.HandleFunc("PATCH "+rfSystems+"/{sys}", s.auth(s.machine(s.patchSystem)))
 	mux.HandleFunc("POST "+rfSystems+"/{sys}/Actions/ComputerSystem.Reset", s.auth(s.machine(s.postReset)))
@@ -232,7 +235,15 @@ func (s *Server) machine(next machineHandler) http.HandlerFunc {
 			redfishError(w, http.StatusNotFound, "ResourceMissingAtURI", "no system or manager %q", name)
 			return
 		}
-		next(w, r, m)
+		op := r.Method + " " + r.URL.Path
+		if m.inject500() {
+			m.record("redfish", op, http.StatusInternalServerError)
+			redfishError(w, http.StatusInternalServerError, "InternalError", "injected fault (redfish_500_count)")
+			return
+		}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next(rec, r, m)
+		m.record("redfish", op, rec.status)
 	}
 }
 

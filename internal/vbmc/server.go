@@ -110,6 +110,10 @@ func New(cfg Config, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("machine %s: unknown backend %q", mc.Name, mc.Backend)
 		}
 		m := newMachine(mc, dir, backend)
+		m.reqs.on = cfg.RequestLog
+		if mc.Faults != nil {
+			m.redfish500Left = mc.Faults.Redfish500Count
+		}
 		s.machines[mc.Name] = m
 		s.order = append(s.order, m)
 	}

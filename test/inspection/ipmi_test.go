@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 	"github.com/ferrometal/ferro/internal/testing/ipmisim"
+	"github.com/ferrometal/ferro/internal/testing/vbmctest"
+	"github.com/ferrometal/ferro/internal/vbmc"
 )
 
 // The spec's managed inspection of an ipmi node (power and management
@@ -70,9 +73,7 @@ func TestInspection_IPMI(t *testing.T) {
 			if sim.Sessions() > 2 {
 				t.Errorf("ipmi_sim activated %d sessions for one inspection, want sessions reused", sim.Sessions())
 			}
-			if strings.Contains(l.srv.Log(), sim.Password) {
-				t.Error("the BMC password appears in ferro's log")
-			}
+			ferrotest.AssertNoSecrets(t, "ferro serve", l.srv.Log(), sim.Password)
 		})
 	}
 }
@@ -105,13 +106,49 @@ func TestInspection_IPMIWrongPassword(t *testing.T) {
 		t.Errorf("reservation = %v, want null", got["reservation"])
 	}
 	l.checkNoBootFiles(n)
-	log := l.srv.Log()
-	for _, pw := range []string{wrong, sim.Password} {
-		if strings.Contains(log, pw) {
-			t.Errorf("password %q appears in ferro's log", pw)
-		}
-	}
+	ferrotest.AssertNoSecrets(t, "ferro serve", l.srv.Log(), wrong, sim.Password)
 	if bytes.Contains([]byte(l.baremetal("node", "show", n.uuid, "-f", "json")), []byte(wrong)) {
 		t.Error("the CLI shows the BMC password")
 	}
+}
+
+// TestInspection_IPMINeverConfirmsPower: a ferro-vbmc BMC that takes the
+// power-on command and never shows it fails the managed start in the
+// background, naming the BMC and the phase; the teardown leaves no boot
+// files, no lock and no managed-boot mark, and no password is logged.
+func TestInspection_IPMINeverConfirmsPower(t *testing.T) {
+	machines := vbmctest.FakeMachines("nc", 1)
+	machines[0].Faults = &vbmc.Faults{NeverConfirmPower: true}
+	v := vbmctest.Start(t, vbmctest.Config{Machines: machines, RequestLog: true})
+	l := startLab(t, append(ipmiEnv, "FERRO_CONDUCTOR_POWER_STATE_CHANGE_TIMEOUT=3")...)
+	e := v.IPMI["nc0"]
+	n := l.enroll(nodeSpec{driver: "ipmi", boot: "ipxe", network: "noop",
+		driverInfo: map[string]any{"ipmi_address": e.Host, "ipmi_port": e.Port, "ipmi_username": v.Username,
+			"ipmi_password": v.Password, "ipmi_cipher_suite": "3"},
+		ports: []portSpec{{mac: machines[0].MACs[0]}}})
+
+	l.baremetal("node", "inspect", n.uuid)
+	got := l.waitState(n, "inspect failed")
+	le, _ := got["last_error"].(string)
+	for _, want := range []string{e.String(), "powering on the node"} {
+		if !strings.Contains(le, want) {
+			t.Errorf("last_error %q does not name %q", le, want)
+		}
+	}
+	if got["reservation"] != nil {
+		t.Errorf("reservation = %v, want null", got["reservation"])
+	}
+	if m := field(got, "driver_internal_info", "inspector_manage_boot"); m != nil {
+		t.Errorf("driver_internal_info[inspector_manage_boot] = %v after the failed start, want it removed", m)
+	}
+	l.checkNoBootFiles(n)
+	var on bool
+	for _, r := range v.State(t)["nc0"].Requests {
+		on = on || r.Op == "chassis control on"
+	}
+	if !on {
+		t.Error("ferro-vbmc never received the power on")
+	}
+	ferrotest.AssertNoSecrets(t, "ferro serve", l.srv.Log(), v.Password)
+	ferrotest.AssertNoSecrets(t, "ferro-vbmc", v.Log(), v.Password)
 }

@@ -165,6 +165,7 @@ func (i *Inspector) InspectHardware(ctx context.Context, t *driver.Task) (string
 		t.Log.Warn("inspection falls back to the inspector managing boot (unmanaged path)", "reason", reason)
 		i.record(ctx, t, driver.PhaseFallback, fmt.Sprintf("the inspector manages boot (driver_internal_info[%s]=false): %v", ManageBootKey, reason))
 		if err := i.client.Start(ctx, t.Node.UUID, true, ""); err != nil {
+			delete(t.Node.DriverInternalInfo, ManageBootKey)
 			return "", &driver.PhaseError{Phase: "starting the introspection", Err: err}
 		}
 		return states.InspectWait, nil
@@ -248,6 +249,8 @@ func (i *Inspector) startManaged(ctx context.Context, t *driver.Task) error {
 			if len(terrs) > 0 {
 				err = fmt.Errorf("%w; teardown also failed: %w", err, errors.Join(terrs...))
 			}
+			// Torn down: nothing is managed any more (the conductor saves the node).
+			delete(t.Node.DriverInternalInfo, ManageBootKey)
 			return &driver.PhaseError{Phase: s.phase, Err: err}
 		}
 	}

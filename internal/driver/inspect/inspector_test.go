@@ -289,6 +289,9 @@ func TestInspect_EveryStartFailureTearsDownAndNamesPhase(t *testing.T) {
 			if diff := cmp.Diff(want, tail); diff != "" {
 				t.Errorf("teardown after %s (-want +got):\n%s", tc.step, diff)
 			}
+			if v, ok := r.task.Node.DriverInternalInfo[ManageBootKey]; ok {
+				t.Errorf("driver_internal_info[%s] = %v after the failed start, want it removed", ManageBootKey, v)
+			}
 		})
 	}
 }

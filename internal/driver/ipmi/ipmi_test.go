@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,12 +15,40 @@ import (
 	bmc "github.com/ferrometal/ferro/internal/bmc/ipmi"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/ipmi"
+	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 	"github.com/ferrometal/ferro/internal/testing/ipmisim"
 )
 
+// syncBuffer is a bytes.Buffer safe for the client's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testPasswords are the passwords these tests give BMCs (ipmi_sim's and
+// wrong ones); none may reach the client's log.
+var testPasswords = []string{"ferrosimpassword", "notthepassword"}
+
 func interfaces(t *testing.T) (driver.Power, driver.Management) {
-	c := bmc.New(bmc.Options{CommandRetryTimeout: 5 * time.Second, MinCommandInterval: 20 * time.Millisecond})
-	t.Cleanup(func() { c.Close() })
+	var buf syncBuffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c := bmc.New(bmc.Options{CommandRetryTimeout: 5 * time.Second, MinCommandInterval: 20 * time.Millisecond, Log: log})
+	t.Cleanup(func() {
+		c.Close()
+		ferrotest.AssertNoSecrets(t, "the IPMI client", buf.String(), testPasswords...)
+	})
 	r := driver.NewRegistry([]string{"ipmi"}, map[string][]string{"power": {"ipmitool"}, "management": {"ipmitool"}}, nil)
 	ipmi.Register(r, ipmi.Options{Client: c, DisableBootTimeout: true, PollInterval: 50 * time.Millisecond})
 	ifs := r.Resolve(map[string]string{"power": "ipmitool", "management": "ipmitool"})

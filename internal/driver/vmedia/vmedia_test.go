@@ -161,9 +161,8 @@ func TestPrepareRamdisk_AgainstVBMC(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(l.httpRoot, "vmedia", task.Node.UUID)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("node directory left: %v", err)
 	}
-	if strings.Contains(l.log.String(), l.v.Password) {
-		t.Error("the BMC password is in the log")
-	}
+	ferrotest.AssertNoSecrets(t, "the driver", l.log.String(), l.v.Password)
+	ferrotest.AssertNoSecrets(t, "ferro-vbmc", l.v.Log(), l.v.Password)
 }
 
 // TestValidateInspection_NeverFallsBack: whatever is missing is a

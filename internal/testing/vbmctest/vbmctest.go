@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +59,8 @@ type Config struct {
 	// Netns runs ferro-vbmc, and so its QEMU machines, inside this network
 	// namespace (ip netns exec), where their taps are.
 	Netns string
+	// RequestLog records every BMC command per machine, for State.
+	RequestLog bool
 }
 
 // FakeMachines returns n fake machines named prefix0…, each with 2 CPUs,
@@ -126,11 +129,12 @@ func Start(t testing.TB, cfg Config) *VBMC {
 		cfg.Listen = "127.0.0.1"
 	}
 	file := vbmc.Config{
-		Username: cfg.Username,
-		Password: cfg.Password,
-		Redfish:  vbmc.RedfishConfig{Listen: net.JoinHostPort(cfg.Listen, "0")},
-		StateDir: filepath.Join(dir, "state"),
-		Machines: make([]vbmc.MachineConfig, len(cfg.Machines)),
+		Username:   cfg.Username,
+		Password:   cfg.Password,
+		Redfish:    vbmc.RedfishConfig{Listen: net.JoinHostPort(cfg.Listen, "0")},
+		StateDir:   filepath.Join(dir, "state"),
+		RequestLog: cfg.RequestLog,
+		Machines:   make([]vbmc.MachineConfig, len(cfg.Machines)),
 	}
 	copy(file.Machines, cfg.Machines)
 	for i := range file.Machines {
@@ -215,6 +219,43 @@ func Start(t testing.TB, cfg Config) *VBMC {
 		t.Fatalf("ferro-vbmc not ready after %v\n%s", readyTimeout, v.logTail())
 	}
 	return nil
+}
+
+// State returns ferro-vbmc's own view of every machine (power, boot
+// override, virtual media and, with Config.RequestLog, the commands it
+// received), read from GET /ferro-vbmc/v1/machines.
+func (v *VBMC) State(t testing.TB) map[string]vbmc.MachineState {
+	t.Helper()
+	st, err := v.FetchState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// FetchState is State without a test, for goroutines and benchmarks.
+func (v *VBMC) FetchState() (map[string]vbmc.MachineState, error) {
+	req, err := http.NewRequest(http.MethodGet, v.RedfishURL+"/ferro-vbmc/v1/machines", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.SetBasicAuth(v.Username, v.Password)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("ferro-vbmc machine state: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return nil, fmt.Errorf("ferro-vbmc machine state: HTTP %d (request_log off?): %s", resp.StatusCode, b)
+	}
+	var body struct {
+		Machines map[string]vbmc.MachineState `json:"machines"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("ferro-vbmc machine state: decode: %w", err)
+	}
+	return body.Machines, nil
 }
 
 // Log returns what ferro-vbmc has written so far.

@@ -33,7 +33,6 @@ func SkipOrFail(t testing.TB, format string, args ...any) {
 var debianPackage = map[string]string{
 	"baremetal":          "python3-ironicclient",
 	"ipmitool":           "ipmitool",
-	"keystone-manage":    "keystone",
 	"uwsgi":              "uwsgi-plugin-python3",
 	"initdb":             "postgresql",
 	"pg_ctl":             "postgresql",

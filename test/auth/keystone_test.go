@@ -330,4 +330,3 @@ func (l *keystoneLane) expiringToken(t *testing.T, persona string, d time.Durati
 	}
 	return id
 }
-

@@ -43,13 +43,23 @@ type keystoneLane struct {
 	ferro *ferrotest.Server
 }
 
-// startKeystoneLane starts Keystone, the personas and ferro with
-// auth_strategy keystone and token_cache_time cacheTime, and registers
-// ferro as the baremetal service in the catalog.
-func startKeystoneLane(t *testing.T, cacheTime int) *keystoneLane {
+// startKeystoneLane starts Keystone with the personas, and ferro with
+// auth_strategy keystone and a token_cache_time of 300 s, registered as
+// the baremetal service in the catalog.
+func startKeystoneLane(t *testing.T) *keystoneLane {
 	t.Helper()
 	ks := keystonetest.Start(t)
 	l := &keystoneLane{ks: ks, p: ks.CreatePersonas(t, "fx")}
+	l.ferro = l.startFerro(t, 300)
+	ks.RegisterService(t, "baremetal", "ironic", keystonetest.Endpoints{Public: l.ferro.URL, Internal: l.ferro.URL})
+	ks.RegisterService(t, "baremetal-introspection", "ironic-inspector", keystonetest.Endpoints{Public: l.ferro.InspectorURL, Internal: l.ferro.InspectorURL})
+	return l
+}
+
+// startFerro starts a ferro validating this Keystone's tokens, caching
+// each validation for cacheTime seconds.
+func (l *keystoneLane) startFerro(t *testing.T, cacheTime int) *ferrotest.Server {
+	t.Helper()
 	conf := writeConfig(t, fmt.Sprintf(`[DEFAULT]
 auth_strategy = keystone
 [keystone_authtoken]
@@ -65,14 +75,12 @@ region_name = RegionOne
 token_cache_time = %[5]d
 memcached_servers = 127.0.0.1:11211
 service_token_roles_required = true
-`, ks.AuthURL(), keystonetest.AdminUser, keystonetest.AdminPassword, keystonetest.AdminProject, cacheTime))
-	l.ferro = ferrotest.Start(t, ferrotest.WithConfig(conf))
-	if !strings.Contains(l.ferro.Log(), "auth_strategy=keystone") {
-		t.Errorf("ferro serve does not log the strategy in force:\n%s", l.ferro.Log())
+`, l.ks.AuthURL(), keystonetest.AdminUser, keystonetest.AdminPassword, keystonetest.AdminProject, cacheTime))
+	srv := ferrotest.Start(t, ferrotest.WithConfig(conf))
+	if !strings.Contains(srv.Log(), "auth_strategy=keystone") {
+		t.Errorf("ferro serve does not log the strategy in force:\n%s", srv.Log())
 	}
-	ks.RegisterService(t, "baremetal", "ironic", keystonetest.Endpoints{Public: l.ferro.URL, Internal: l.ferro.URL})
-	ks.RegisterService(t, "baremetal-introspection", "ironic-inspector", keystonetest.Endpoints{Public: l.ferro.InspectorURL, Internal: l.ferro.InspectorURL})
-	return l
+	return srv
 }
 
 // client is gophercloud's bare metal client for a persona ("system-admin",
@@ -109,8 +117,17 @@ func statusOf(err error) int {
 	return -1
 }
 
-func TestKeystone_PersonasWithGophercloud(t *testing.T) {
-	l := startKeystoneLane(t, 300)
+// TestKeystone checks, on one Keystone, what each persona may read and
+// change with gophercloud and with the baremetal CLI, and which tokens
+// ferro refuses.
+func TestKeystone(t *testing.T) {
+	l := startKeystoneLane(t)
+	t.Run("personas with gophercloud", func(t *testing.T) { personasWithGophercloud(t, l) })
+	t.Run("personas with the baremetal CLI", func(t *testing.T) { personasWithCLI(t, l) })
+	t.Run("no, made-up, revoked and expired tokens", func(t *testing.T) { tokens(t, l) })
+}
+
+func personasWithGophercloud(t *testing.T, l *keystoneLane) {
 	ctx := t.Context()
 	sys := l.client(t, "system-admin")
 	create := func(name, owner, lessee string) string {
@@ -234,10 +251,9 @@ func get(t *testing.T, url, token string) int {
 	return resp.StatusCode
 }
 
-func TestKeystone_TokensWithoutExpiredOrRevoked(t *testing.T) {
+func tokens(t *testing.T, l *keystoneLane) {
 	const cacheTime = 2
-	l := startKeystoneLane(t, cacheTime)
-	url := l.ferro.URL + "/v1/nodes"
+	url := l.startFerro(t, cacheTime).URL + "/v1/nodes"
 	if got := get(t, url, ""); got != http.StatusUnauthorized {
 		t.Errorf("no token: %d, want 401", got)
 	}
@@ -329,4 +345,60 @@ func (l *keystoneLane) expiringToken(t *testing.T, persona string, d time.Durati
 		t.Fatalf("token from the application credential: %v", err)
 	}
 	return id
+}
+
+// cli runs the baremetal CLI as persona, with Keystone password auth and
+// the endpoint from the catalog.
+func (l *keystoneLane) cli(t *testing.T, persona string, args ...string) (string, error) {
+	t.Helper()
+	u := l.p.Users[persona]
+	global := []string{"--os-auth-type", "password", "--os-auth-url", l.ks.AuthURL(),
+		"--os-username", u.Name, "--os-password", u.Password, "--os-user-domain-name", "Default",
+		"--os-region-name", keystonetest.Region, "--os-interface", "public", "--os-baremetal-api-version", "1.82"}
+	if u.ProjectID == "" {
+		global = append(global, "--os-system-scope", "all")
+	} else {
+		global = append(global, "--os-project-id", u.ProjectID, "--os-project-domain-name", "Default")
+	}
+	return baremetalCLI(t, append(global, args...)...)
+}
+
+func personasWithCLI(t *testing.T, l *keystoneLane) {
+	out, err := l.cli(t, "system-admin", "node", "create", "--driver", "fake-hardware", "--name", "cli-a",
+		"--driver-info", "ipmi_password=cli-secret")
+	if err != nil {
+		t.Fatalf("system admin: node create: %v\n%s", err, out)
+	}
+	// This CLI's node create has no --owner.
+	if out, err := l.cli(t, "system-admin", "node", "set", "cli-a", "--owner", l.p.ProjectA); err != nil {
+		t.Fatalf("system admin: node set --owner: %v\n%s", err, out)
+	}
+	// Each command is a Python start and a Keystone login: a few, chosen
+	// to cover reading, masking, scoping and a refused change.
+	show := func(persona string) string {
+		t.Helper()
+		out, _ := l.cli(t, persona, "node", "show", "cli-a", "--fields", "driver_info", "-f", "json")
+		return out
+	}
+	if out := show("system-admin"); !strings.Contains(out, `"ipmi_password": "cli-secret"`) {
+		t.Errorf("system admin: node show does not show the password:\n%s", out)
+	}
+	if out := show("a-reader"); !strings.Contains(out, `"ipmi_password": "******"`) {
+		t.Errorf("a-reader: node show does not mask the password:\n%s", out)
+	}
+	if out := show("b-admin"); !strings.Contains(out, "HTTP 404") {
+		t.Errorf("b-admin: node show of project a's node is not 404:\n%s", out)
+	}
+	if out, err := l.cli(t, "a-reader", "node", "list", "-f", "value", "-c", "Name"); err != nil || !strings.Contains(out, "cli-a") {
+		t.Errorf("a-reader: node list: %v\n%s", err, out)
+	}
+	if out, err := l.cli(t, "a-reader", "node", "maintenance", "set", "cli-a"); err == nil || !strings.Contains(out, "HTTP 403") {
+		t.Errorf("a-reader: maintenance set was not refused with 403: %v\n%s", err, out)
+	}
+	if out, err := l.cli(t, "a-member", "node", "maintenance", "set", "cli-a"); err != nil {
+		t.Errorf("a-member: maintenance set on its project's node: %v\n%s", err, out)
+	}
+	if out, err := baremetalCLI(t, "--os-auth-type", "none", "--os-endpoint", l.ferro.URL, "node", "list"); err == nil || !strings.Contains(out, "HTTP 401") {
+		t.Errorf("no token: %v\n%s", err, out)
+	}
 }

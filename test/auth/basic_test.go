@@ -180,4 +180,3 @@ func TestHTTPBasic_PublicRoutesOnlyWithoutCredentials(t *testing.T) {
 		check(srv.InspectorURL, r, true)
 	}
 }
-

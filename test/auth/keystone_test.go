@@ -222,6 +222,26 @@ func personasWithGophercloud(t *testing.T, l *keystoneLane) {
 		})
 	}
 
+	// Field rules of a PATCH: the lessee may not repoint the ramdisk, the
+	// owner's member may; only a system persona changes the owner.
+	for _, tc := range []struct {
+		persona, node, path string
+		value              any
+		want               int
+	}{
+		{"a-member", nodeB, "/driver_info/deploy_kernel", "http://attacker/kernel", 403},
+		{"b-member", nodeB, "/driver_info/deploy_kernel", "http://example/kernel", 200},
+		{"a-admin", nodeA, "/owner", l.p.ProjectB, 403},
+		{"a-member", nodeA, "/extra/note", "ok", 200},
+		{"system-member", nodeA, "/owner", l.p.ProjectA, 200},
+	} {
+		_, err := nodes.Update(ctx, l.client(t, tc.persona), tc.node, nodes.UpdateOpts{
+			nodes.UpdateOperation{Op: nodes.AddOp, Path: tc.path, Value: tc.value}}).Extract()
+		if got := statusOf(err); got != tc.want {
+			t.Errorf("%s PATCH %s %s: HTTP %d (%v), want %d", tc.persona, tc.node, tc.path, got, err, tc.want)
+		}
+	}
+
 	// The inspector's API is the system admin's, on both ports.
 	for _, base := range []string{l.ferro.URL, l.ferro.InspectorURL} {
 		for persona, want := range map[string]int{"system-admin": 200, "system-reader": 403, "a-admin": 403} {

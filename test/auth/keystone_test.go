@@ -226,8 +226,8 @@ func personasWithGophercloud(t *testing.T, l *keystoneLane) {
 	// owner's member may; only a system persona changes the owner.
 	for _, tc := range []struct {
 		persona, node, path string
-		value              any
-		want               int
+		value               any
+		want                int
 	}{
 		{"a-member", nodeB, "/driver_info/deploy_kernel", "http://attacker/kernel", 403},
 		{"b-member", nodeB, "/driver_info/deploy_kernel", "http://example/kernel", 200},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/ferrometal/ferro/internal/openstack"
 )
@@ -58,6 +59,8 @@ type Keystone struct {
 	identity *gophercloud.ServiceClient
 	cache    *ttlCache[*Credentials] // nil value: an invalid token
 	now      func() time.Time
+	// flight makes concurrent requests with one token share one validation.
+	flight singleflight.Group
 }
 
 // NewKeystone returns the strategy. It does not contact Keystone yet: the
@@ -131,6 +134,18 @@ func (k *Keystone) validate(ctx context.Context, token string) (*Credentials, er
 		}
 		return c, nil
 	}
+	v, err, _ := k.flight.Do(string(key[:]), func() (any, error) {
+		// The first caller's cancellation must not fail the others.
+		return k.ask(context.WithoutCancel(ctx), key, token)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Credentials), nil
+}
+
+// ask validates token with Keystone and caches the verdict.
+func (k *Keystone) ask(ctx context.Context, key [32]byte, token string) (*Credentials, error) {
 	res := tokens.Get(ctx, k.identity, token)
 	if res.Err != nil {
 		if gophercloud.ResponseCodeIs(res.Err, http.StatusNotFound) || gophercloud.ResponseCodeIs(res.Err, http.StatusBadRequest) {

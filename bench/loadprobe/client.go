@@ -20,6 +20,7 @@ const apiVersion = "1.82"
 type client struct {
 	base string
 	http *http.Client
+	cred credential
 }
 
 func newClient(base string, workers int) *client {
@@ -78,6 +79,7 @@ func (c *client) send(method, path string, body []byte) (*http.Response, error) 
 		return nil, err
 	}
 	req.Header.Set("X-OpenStack-Ironic-API-Version", apiVersion)
+	c.cred.apply(req)
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

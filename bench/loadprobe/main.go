@@ -15,7 +15,17 @@
 // throwaway PostgreSQL cluster (internal/testing/pgtest). It reports and
 // exits 0; it asserts nothing about time, which depends on the machine.
 //
-//	go run ./bench/loadprobe [-nodes 500] [-workers 8] [-db sqlite|postgres]
+//   - GET /v1/nodes/{uuid} from -workers clients at once (requests/s), the
+//     figure that shows what -auth costs per request.
+//
+// -auth http_basic serves with auth_strategy http_basic (a bcrypt user file
+// at the default cost; ferro caches verified credentials) and sends basic
+// credentials; -auth keystone validates tokens against the Keystone at
+// -keystone-url (its admin user, who is system admin after
+// `keystone-manage bootstrap`, with -keystone-password) and sends a
+// system-scoped token of that user.
+//
+//	go run ./bench/loadprobe [-nodes 500] [-workers 8] [-db sqlite|postgres] [-auth noauth|http_basic|keystone]
 package main
 
 import (
@@ -38,6 +48,13 @@ type probeConfig struct {
 	poll           time.Duration
 	db             string
 	keep           bool
+	auth           string
+	keystone       keystoneFlags
+}
+
+// keystoneFlags locate a running Keystone for -auth keystone.
+type keystoneFlags struct {
+	url, user, password, project string
 }
 
 func main() {
@@ -52,6 +69,11 @@ func main() {
 	flag.DurationVar(&c.poll, "poll", 2*time.Millisecond, "pause between state polls during manage+inspect")
 	flag.StringVar(&c.db, "db", "sqlite", "database: sqlite or postgres")
 	flag.BoolVar(&c.keep, "keep", false, "keep the data directory and server log")
+	flag.StringVar(&c.auth, "auth", "noauth", "auth strategy: noauth, http_basic or keystone")
+	flag.StringVar(&c.keystone.url, "keystone-url", "", "-auth keystone: the identity v3 URL (http://host:5000/v3)")
+	flag.StringVar(&c.keystone.user, "keystone-user", "admin", "-auth keystone: a user with admin on the system and on -keystone-project")
+	flag.StringVar(&c.keystone.password, "keystone-password", "", "-auth keystone: its password")
+	flag.StringVar(&c.keystone.project, "keystone-project", "admin", "-auth keystone: the project of ferro's service credentials")
 	flag.Parse()
 	if c.cycle > c.nodes {
 		c.cycle = c.nodes
@@ -96,11 +118,16 @@ func run(c probeConfig) error {
 		return fmt.Errorf("-db %q: want sqlite or postgres", c.db)
 	}
 
+	authEnv, cred, err := setupAuth(c, dir)
+	if err != nil {
+		return err
+	}
+	env = append(env, authEnv...)
 	srv, err := startServer(bin, dir, env)
 	if err != nil {
 		return err
 	}
-	r, err := measure(c, srv)
+	r, err := measure(c, srv, cred)
 	if serr := srv.stop(); serr != nil && err == nil {
 		err = fmt.Errorf("stop ferro serve: %w\n%s", serr, srv.logTail())
 	}
@@ -119,6 +146,7 @@ type results struct {
 	createLat             []time.Duration
 	listLat, getLat       []time.Duration
 	listBytes             int
+	getRate               float64 // concurrent GET one node, requests/s
 	manageWall, cycleWall time.Duration
 	retries               int
 	polls                 int
@@ -132,9 +160,10 @@ type phase struct {
 	server, client time.Duration
 }
 
-func measure(c probeConfig, srv *server) (*results, error) {
+func measure(c probeConfig, srv *server, cred credential) (*results, error) {
 	r := &results{}
 	cl := newClient(srv.url, c.workers)
+	cl.cred = cred
 	time.Sleep(c.idle)
 	var err error
 	if r.idleRSS, err = srv.rss(); err != nil {
@@ -201,6 +230,15 @@ func measure(c probeConfig, srv *server) (*results, error) {
 			r.getLat = append(r.getLat, time.Since(t0))
 		}
 		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := track("get one, concurrent", func() error {
+		n := 10 * c.gets
+		t0 := time.Now()
+		err := parallel(n, c.workers, func(int) error { return cl.getNode(one) })
+		r.getRate = float64(n) / time.Since(t0).Seconds()
+		return err
 	}); err != nil {
 		return nil, err
 	}

@@ -33,6 +33,8 @@ func report(w io.Writer, c probeConfig, r *results) {
 			value: ms(percentile(r.getLat, 50)), target: 0.3, ironic: 9.3, format: "%.3f"},
 		{name: "get one node, p90 (ms)",
 			value: ms(percentile(r.getLat, 90)), format: "%.3f"},
+		{name: fmt.Sprintf("get one node, %d clients (requests/s)", c.workers),
+			value: r.getRate, format: "%.0f"},
 		{name: fmt.Sprintf("manage+inspect %d nodes (s)", c.cycle),
 			value: r.cycleWall.Seconds(), target: 0.5, ironic: 11, format: "%.3f"},
 		{name: "idle RSS (MiB)",
@@ -50,11 +52,11 @@ func report(w io.Writer, c probeConfig, r *results) {
 		figs[1].target, figs[1].ironic = 0, 0
 	}
 	if c.cycle != 100 {
-		figs[5].target, figs[5].ironic = 0, 0
+		figs[6].target, figs[6].ironic = 0, 0
 	}
 
-	fmt.Fprintf(w, "ferro load probe: %s, %d nodes, %d clients, %d CPUs, load average %s\n\n",
-		c.db, c.nodes, c.workers, runtime.NumCPU(), loadAverage())
+	fmt.Fprintf(w, "ferro load probe: %s, auth %s, %d nodes, %d clients, %d CPUs, load average %s\n\n",
+		c.db, c.auth, c.nodes, c.workers, runtime.NumCPU(), loadAverage())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "figure\tferro\ttarget\tferro/target\t\tIronic 21.4\tvs Ironic\t")
 	for _, f := range figs {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,12 +41,25 @@ type Basic struct {
 	// the password nor an unsalted hash of it is held.
 	key   [32]byte
 	cache *ttlCache[string]
+	// flight makes concurrent requests with the same credentials wait for
+	// one bcrypt check; slots bounds the checks running at once, so wrong
+	// passwords (never cached) cost at most that many cores.
+	mu     sync.Mutex
+	flight map[[32]byte]*check
+	slots  chan struct{}
+}
+
+// check is one bcrypt verification that others may wait for.
+type check struct {
+	done chan struct{}
+	ok   bool
 }
 
 // NewBasic reads and checks the user file at path: every entry must be a
 // bcrypt hash ($2y$, $2a$, $2b$), as oslo.middleware requires.
 func NewBasic(path string) (*Basic, error) {
-	b := &Basic{path: path, cache: newTTLCache[string](basicCacheSize, time.Now)}
+	b := &Basic{path: path, cache: newTTLCache[string](basicCacheSize, time.Now),
+		flight: map[[32]byte]*check{}, slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
 	if _, err := rand.Read(b.key[:]); err != nil {
 		return nil, err
 	}
@@ -135,7 +149,7 @@ func ParseBasic(header string) (user, password string, err error) {
 }
 
 // Authenticate implements Authenticator.
-func (b *Basic) Authenticate(_ context.Context, r *http.Request) (*Credentials, error) {
+func (b *Basic) Authenticate(ctx context.Context, r *http.Request) (*Credentials, error) {
 	user, password, err := ParseBasic(r.Header.Get("Authorization"))
 	if err != nil {
 		return nil, err
@@ -144,18 +158,50 @@ func (b *Basic) Authenticate(_ context.Context, r *http.Request) (*Credentials, 
 	if u, ok := b.cache.get(key); ok && u == user {
 		return basicCreds(user), nil
 	}
+	b.mu.Lock()
+	c, waiting := b.flight[key]
+	if !waiting {
+		c = &check{done: make(chan struct{})}
+		b.flight[key] = c
+	}
+	b.mu.Unlock()
+	if !waiting {
+		c.ok = b.verify(ctx, user, password)
+		if c.ok {
+			b.cache.put(key, user, basicTTL)
+		}
+		b.mu.Lock()
+		delete(b.flight, key)
+		b.mu.Unlock()
+		close(c.done)
+	}
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if !c.ok {
+		return nil, fmt.Errorf("%w: wrong user or password", ErrUnauthorized)
+	}
+	return basicCreds(user), nil
+}
+
+// verify runs one bcrypt check, waiting for a free slot.
+func (b *Basic) verify(ctx context.Context, user, password string) bool {
+	select {
+	case b.slots <- struct{}{}:
+		defer func() { <-b.slots }()
+	case <-ctx.Done():
+		return false
+	}
 	hash, ok := (*b.users.Load())[user]
 	if !ok {
 		// Spend the same time as for a known user, so that a caller cannot
 		// tell which user names exist.
 		_ = bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
-		return nil, fmt.Errorf("%w: unknown user", ErrUnauthorized)
+		return false
 	}
-	if err := bcrypt.CompareHashAndPassword(hash, []byte(password)); err != nil {
-		return nil, fmt.Errorf("%w: wrong password", ErrUnauthorized)
-	}
-	b.cache.put(key, user, basicTTL)
-	return basicCreds(user), nil
+	return bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil
 }
 
 func basicCreds(user string) *Credentials {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/identity/v3/tokens"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/ferrometal/ferro/internal/openstack"
 )
@@ -58,6 +59,8 @@ type Keystone struct {
 	identity *gophercloud.ServiceClient
 	cache    *ttlCache[*Credentials] // nil value: an invalid token
 	now      func() time.Time
+	// flight makes concurrent requests with one token share one validation.
+	flight singleflight.Group
 }
 
 // NewKeystone returns the strategy. It does not contact Keystone yet: the
@@ -131,6 +134,18 @@ func (k *Keystone) validate(ctx context.Context, token string) (*Credentials, er
 		}
 		return c, nil
 	}
+	v, err, _ := k.flight.Do(string(key[:]), func() (any, error) {
+		// The first caller's cancellation must not fail the others.
+		return k.ask(context.WithoutCancel(ctx), key, token)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Credentials), nil
+}
+
+// ask validates token with Keystone and caches the verdict.
+func (k *Keystone) ask(ctx context.Context, key [32]byte, token string) (*Credentials, error) {
 	res := tokens.Get(ctx, k.identity, token)
 	if res.Err != nil {
 		if gophercloud.ResponseCodeIs(res.Err, http.StatusNotFound) || gophercloud.ResponseCodeIs(res.Err, http.StatusBadRequest) {
@@ -141,28 +156,26 @@ func (k *Keystone) validate(ctx context.Context, token string) (*Credentials, er
 		}
 		return nil, fmt.Errorf("validate a token with Keystone at %s: %w", k.o.AuthURL, res.Err)
 	}
-	var body struct {
-		Token struct {
-			ExpiresAt string `json:"expires_at"`
-			User      struct {
-				ID   string `json:"id"`
-				Name string `json:"name"`
-			} `json:"user"`
-			Project *struct {
-				ID   string `json:"id"`
-				Name string `json:"name"`
-			} `json:"project"`
-			Roles []struct {
-				Name string `json:"name"`
-			} `json:"roles"`
-			System map[string]any `json:"system"`
-		} `json:"token"`
+	// ExtractInto reads the "token" object.
+	var t struct {
+		ExpiresAt string `json:"expires_at"`
+		User      struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		} `json:"user"`
+		Project *struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		} `json:"project"`
+		Roles []struct {
+			Name string `json:"name"`
+		} `json:"roles"`
+		System map[string]any `json:"system"`
 	}
-	if err := res.ExtractInto(&body); err != nil {
+	if err := res.ExtractInto(&t); err != nil {
 		return nil, fmt.Errorf("decode Keystone's token: %w", err)
 	}
-	t := body.Token
-	exp, err := time.Parse(time.RFC3339Nano, t.ExpiresAt)
+	exp, err := parseExpiry(t.ExpiresAt)
 	if err != nil {
 		return nil, fmt.Errorf("decode Keystone's token expiry %q: %w", t.ExpiresAt, err)
 	}
@@ -183,4 +196,13 @@ func (k *Keystone) validate(ctx context.Context, token string) (*Credentials, er
 	}
 	k.cache.put(key, c, min(k.o.CacheTime, exp.Sub(now)))
 	return c, nil
+}
+
+// parseExpiry reads a token's expires_at: RFC 3339, or without a zone
+// (which Keystone writes for tokens of application credentials), as UTC.
+func parseExpiry(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	return time.ParseInLocation("2006-01-02T15:04:05.999999999", s, time.UTC)
 }

@@ -1,6 +1,9 @@
 package auth
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // TargetKind says what object a route's rule is checked against.
 type TargetKind int
@@ -141,4 +144,14 @@ func IronicRoute(pattern string) Route {
 		return Route{ruleGenericRead, TargetNone}
 	}
 	return Route{ruleGenericWrite, TargetNone}
+}
+
+// IronicPatterns lists the Ironic API route patterns the policy table names, sorted.
+func IronicPatterns() []string {
+	out := make([]string, 0, len(ironicRoutes))
+	for p := range ironicRoutes {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
 }

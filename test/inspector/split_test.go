@@ -25,6 +25,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack"
 	bmbasic "github.com/gophercloud/gophercloud/v2/openstack/baremetal/httpbasic"
 	bmnoauth "github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
@@ -34,6 +35,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetalintrospection/v1/introspection"
 
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
+	"github.com/ferrometal/ferro/internal/testing/keystonetest"
 	"github.com/ferrometal/ferro/test/inspection"
 )
 
@@ -120,6 +122,39 @@ func TestSplit_WithHTTPBasic(t *testing.T) {
 			return ispbasic.NewBareMetalIntrospectionHTTPBasic(ispbasic.EndpointOpts{IronicInspectorEndpoint: e,
 				IronicInspectorUser: "operator", IronicInspectorUserPassword: "o-pass"})
 		},
+	})
+}
+
+// TestSplit_WithKeystone runs the split deployment with auth_strategy
+// keystone on both processes, against a real Keystone: each process
+// validates tokens and reaches the other with a system-scoped token of
+// its client section's user.
+func TestSplit_WithKeystone(t *testing.T) {
+	ks := keystonetest.Start(t)
+	authtoken := []string{"FERRO_DEFAULT_AUTH_STRATEGY=keystone",
+		"FERRO_KEYSTONE_AUTHTOKEN_AUTH_URL=" + ks.AuthURL(), "FERRO_KEYSTONE_AUTHTOKEN_USERNAME=" + keystonetest.AdminUser,
+		"FERRO_KEYSTONE_AUTHTOKEN_PASSWORD=" + keystonetest.AdminPassword, "FERRO_KEYSTONE_AUTHTOKEN_PROJECT_NAME=" + keystonetest.AdminProject}
+	client := func(section string) []string {
+		return []string{section + "_AUTH_TYPE=password", section + "_AUTH_URL=" + ks.AuthURL(),
+			section + "_USERNAME=" + keystonetest.AdminUser, section + "_PASSWORD=" + keystonetest.AdminPassword,
+			section + "_SYSTEM_SCOPE=all"}
+	}
+	keystoneClient := func(typ string) func(string) (*gophercloud.ServiceClient, error) {
+		return func(e string) (*gophercloud.ServiceClient, error) {
+			pc, err := openstack.AuthenticatedClient(t.Context(), gophercloud.AuthOptions{IdentityEndpoint: ks.AuthURL(),
+				Username: keystonetest.AdminUser, Password: keystonetest.AdminPassword, DomainName: "Default",
+				Scope: &gophercloud.AuthScope{System: true}})
+			if err != nil {
+				return nil, err
+			}
+			return &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: gophercloud.NormalizeURL(e), Type: typ}, nil
+		}
+	}
+	runSplit(t, splitAuth{
+		apiEnv:       slices.Concat(authtoken, client("FERRO_INSPECTOR")),
+		inspectorEnv: slices.Concat(authtoken, client("FERRO_IRONIC")),
+		bm:           keystoneClient("baremetal"),
+		ic:           keystoneClient("baremetal-introspection"),
 	})
 }
 

@@ -153,6 +153,9 @@ func (s *server) patchNode(rq *request) error {
 	if err != nil {
 		return err
 	}
+	if err := rq.authorizePatch(ops, cur); err != nil {
+		return err
+	}
 	if _, err := compute(cur); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package ironic
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
@@ -117,4 +118,40 @@ func (s *server) projectNodes(rq *request, project string) (map[string]bool, err
 // showPassword reports whether driver_info secrets are shown unmasked.
 func (rq *request) showPassword() bool {
 	return rq.creds != nil && auth.Allowed(auth.RuleShowPassword, rq.creds, auth.Target{})
+}
+
+// nodePatchRule is the rule a PATCH of a node's top-level field needs on
+// top of baremetal:node:update, as Ironic's node controller checks them.
+func nodePatchRule(field string) string {
+	switch field {
+	case "driver_info", "properties", "chassis_uuid", "instance_uuid", "lessee", "owner",
+		"network_data", "conductor_group", "name", "shard", "parent_node":
+		return "baremetal:node:update:" + field
+	case "retired", "retired_reason":
+		return "baremetal:node:update:retired"
+	case "extra":
+		return "baremetal:node:update_extra"
+	case "instance_info":
+		return "baremetal:node:update_instance_info"
+	case "driver":
+		return "baremetal:node:update:driver_interfaces"
+	}
+	if strings.HasSuffix(field, "_interface") {
+		return "baremetal:node:update:driver_interfaces"
+	}
+	return ""
+}
+
+// authorizePatch checks the field rules of a node PATCH against the node.
+func (rq *request) authorizePatch(ops []patchOp, n *baremetal.Node) error {
+	c := rq.creds
+	if c == nil || c.Unrestricted {
+		return nil
+	}
+	for _, op := range ops {
+		if r := nodePatchRule(op.top()); r != "" && !auth.Allowed(r, c, nodeTarget(n)) {
+			return forbidden(r)
+		}
+	}
+	return nil
 }

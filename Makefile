@@ -25,8 +25,12 @@ endif
 
 all: build
 
+# The version and commit `ferro version` prints (git describe; commit hash).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+
 build:
-	$(GO) build -trimpath -o bin/ferro ./cmd/ferro
+	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o bin/ferro ./cmd/ferro
 	$(GO) build -trimpath -o bin/ferro-vbmc ./cmd/ferro-vbmc
 	$(GO) build -trimpath -ldflags='-s -w' -o bin/ferro-agent ./cmd/ferro-agent
 

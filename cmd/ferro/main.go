@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+
+	"github.com/ferrometal/ferro/internal/config"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -22,11 +24,12 @@ func usage(w io.Writer) {
 
 Usage:
   ferro serve [flags]     run the service (api, conductor and inspector roles)
-  ferro config [flags]    print the effective configuration, secrets masked
+  ferro config [flags]    print the effective configuration as INI, secrets masked
   ferro ramdisk build     build the inspection ramdisk (kernel + initramfs with ferro-agent)
-  ferro version           print the version
+  ferro version           print the version and commit
+  ferro help              print this help
 
-Run 'ferro serve -h' for the flags.
+Run 'ferro serve --help' or 'ferro config --help' for the flags.
 `)
 }
 
@@ -43,7 +46,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "ramdisk":
 		return ramdiskCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
-		fmt.Fprintln(stdout, "ferro", buildVersion())
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "ferro version: unexpected argument %q\n", args[1])
+			return 2
+		}
+		fmt.Fprintln(stdout, versionString())
 		return 0
 	case "help", "-h", "--help":
 		usage(stdout)
@@ -66,20 +73,50 @@ func buildVersion() string {
 	return "dev"
 }
 
+// showConfig is `ferro config`: the configuration `ferro serve` would run
+// with, as an INI file that can be pasted back, with the data directory's
+// paths resolved, secrets masked and, as comments, where each value came
+// from.
 func showConfig(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("config", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "", "INI configuration file")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	cfgPath := fs.String("config", "", "INI configuration file, as given to ferro serve")
+	dataDir := fs.String("data-dir", "ferro-data", "data directory, as given to ferro serve (resolves [database]connection, [pxe]tftp_root, [deploy]http_root)")
+	if code, done := parseFlags(fs, args, stdout, stderr, "config [--config FILE] [--data-dir DIR]"); done {
+		return code
 	}
 	cfg, unknown, err := loadConfig(*cfgPath)
 	if err != nil {
 		fmt.Fprintln(stderr, "ferro:", err)
 		return 1
 	}
-	for _, o := range cfg.Options() {
-		fmt.Fprintf(stdout, "%s = %s\n", o[0], o[1])
+	src, err := config.LoadSources(*cfgPath, os.Environ())
+	if err != nil {
+		fmt.Fprintln(stderr, "ferro:", err)
+		return 1
+	}
+	unresolved := *cfg
+	if err := cfg.ResolvePaths(*dataDir); err != nil {
+		fmt.Fprintln(stderr, "ferro:", err)
+		return 1
+	}
+	for k, v := range map[string][2]string{
+		"database.connection": {unresolved.Database.Connection, cfg.Database.Connection},
+		"pxe.tftp_root":       {unresolved.PXE.TFTPRoot, cfg.PXE.TFTPRoot},
+		"deploy.http_root":    {unresolved.Deploy.HTTPRoot, cfg.Deploy.HTTPRoot},
+	} {
+		if v[0] != v[1] {
+			src[k] = "default, under --data-dir " + *dataDir
+		}
+	}
+	from := "defaults"
+	if *cfgPath != "" {
+		from = "defaults, then " + *cfgPath
+	}
+	fmt.Fprintf(stdout, "# ferro %s: effective configuration (%s, then FERRO_* environment variables).\n", buildVersion(), from)
+	fmt.Fprintln(stdout, "# Each value is preceded by where it came from. Masked secrets (******) must be filled in again.")
+	if err := cfg.WriteINI(stdout, src); err != nil {
+		fmt.Fprintln(stderr, "ferro:", err)
+		return 1
 	}
 	for _, u := range unknown {
 		fmt.Fprintf(stderr, "ferro: unknown option %s ignored\n", u)

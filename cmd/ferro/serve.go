@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,15 +89,14 @@ func newLogger(w io.Writer, format string, debug bool) (*slog.Logger, error) {
 	return nil, fmt.Errorf("unknown --log-format %q (text or json)", format)
 }
 
-func serve(ctx context.Context, args []string, _, stderr io.Writer) int {
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "INI configuration file (Ironic's section and option names)")
 	dataDir := fs.String("data-dir", "ferro-data", "directory for the embedded SQLite database and other state")
 	rolesFlag := fs.String("role", strings.Join(allRoles, ","), "comma-separated roles to run: api, conductor, inspector")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseFlags(fs, args, stdout, stderr, "serve [--config FILE] [--data-dir DIR] [--role ROLES] [--log-format text|json]"); done {
+		return code
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "ferro:", err)
@@ -119,6 +117,9 @@ func serve(ctx context.Context, args []string, _, stderr io.Writer) int {
 	for _, u := range unknown {
 		log.Warn("unknown configuration option ignored", "option", u)
 	}
+	if err := checkCallback(cfg, roles, log); err != nil {
+		return fail(err)
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := runServer(ctx, cfg, roles, *dataDir, log); err != nil {
@@ -134,16 +135,11 @@ func serve(ctx context.Context, args []string, _, stderr io.Writer) int {
 func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir string, log *slog.Logger) error {
 	has := func(r string) bool { return slices.Contains(roles, r) }
 	if cfg.Database.Connection == "" {
-		abs, err := filepath.Abs(dataDir)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(abs, 0o750); err != nil {
+		if err := os.MkdirAll(dataDir, 0o750); err != nil {
 			return fmt.Errorf("create data directory: %w", err)
 		}
-		cfg.Database.Connection = "sqlite://" + filepath.Join(abs, "ferro.db")
 	}
-	if err := defaultPaths(cfg, dataDir); err != nil {
+	if err := cfg.ResolvePaths(dataDir); err != nil {
 		return err
 	}
 	var listeners []string
@@ -482,20 +478,4 @@ func (l lazyConductor) ChangePowerState(ctx context.Context, ident, target strin
 
 func (l lazyConductor) SetBootDevice(ctx context.Context, ident, device string, persistent bool) error {
 	return l().SetBootDevice(ctx, ident, device, persistent)
-}
-
-// defaultPaths puts the boot file roots under the data directory unless
-// configured, so the defaults need no root privileges.
-func defaultPaths(cfg *config.Config, dataDir string) error {
-	abs, err := filepath.Abs(dataDir)
-	if err != nil {
-		return err
-	}
-	if cfg.PXE.TFTPRoot == "" {
-		cfg.PXE.TFTPRoot = filepath.Join(abs, "tftpboot")
-	}
-	if cfg.Deploy.HTTPRoot == "" {
-		cfg.Deploy.HTTPRoot = filepath.Join(abs, "httpboot")
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -373,7 +374,7 @@ func TestInspect_TimeoutNamesLastPhase(t *testing.T) {
 	p.Record(ctx, n.UUID, driver.PhaseDHCPAnswered, "192.0.2.50") // a retry: recorded once
 	r.advance(4 * time.Second)
 	kernelAt := r.clock().UTC()
-	p.Record(ctx, n.UUID, driver.PhaseKernel, "")
+	p.Record(ctx, n.UUID, "kernel_fetched", "GET /"+n.UUID+"/deploy_kernel") // the netboot service's id
 	hist, err := r.store.ListHistory(ctx, n.UUID)
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +385,7 @@ func TestInspect_TimeoutNamesLastPhase(t *testing.T) {
 			phases = append(phases, e.Event)
 		}
 	}
-	if diff := cmp.Diff([]string{"powered on", "DHCP answered: 192.0.2.50", "kernel fetched"}, phases); diff != "" {
+	if diff := cmp.Diff([]string{"powered on", "DHCP answered: 192.0.2.50", "kernel fetched: GET /" + n.UUID + "/deploy_kernel"}, phases); diff != "" {
 		t.Errorf("progress in the history (-want +got):\n%s", diff)
 	}
 	r.advance(time.Duration(r.cfg.Conductor.InspectWaitTimeout) * time.Second)
@@ -655,4 +656,31 @@ func TestLock_TaskWhoseLockWasTakenOverWritesNoPort(t *testing.T) {
 		t.Errorf("port after the stale save: %v, %v; want inspection_vif_port_id mine", got.InternalInfo, err)
 	}
 	r.c.unlockLocal(n.UUID)
+}
+
+// GET /validate reports what Ironic 21.4 does: exactly its drivers'
+// non-vendor interfaces (no vendor, no firmware), a no-* interface as
+// false with UnsupportedDriverExtension's message.
+func TestValidateNode_Ironic214Interfaces(t *testing.T) {
+	r := newRig(t)
+	n := r.node(t, states.Manageable, map[string]string{"console": "no-console", "bios": "no-bios"})
+	res, err := r.c.ValidateNode(context.Background(), n.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for k := range res {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	want := []string{"bios", "boot", "console", "deploy", "inspect", "management", "network", "power", "raid", "rescue", "storage"}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("validated interfaces (-want +got):\n%s", diff)
+	}
+	if r := res["console"]; r.Result == nil || *r.Result || r.Reason != "Driver fake-hardware does not support console (disabled or not implemented)." {
+		t.Errorf("console (no-console) = %+v, want false with Ironic's message", r)
+	}
+	if r := res["power"]; r.Result == nil || !*r.Result || r.Reason != "" {
+		t.Errorf("power = %+v, want true", r)
+	}
 }

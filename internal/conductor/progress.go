@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,8 +47,21 @@ func NewProgress(store HistoryStore, host string, log *slog.Logger) *Progress {
 	return &Progress{store: store, host: host, log: log, now: time.Now, last: map[string]string{}}
 }
 
-// Record implements driver.ProgressRecorder.
+// netbootPhases names the built-in netboot's event ids (internal/netboot)
+// as the history shows them.
+var netbootPhases = map[string]string{
+	"dhcp_offer_sent":     driver.PhaseDHCPAnswered,
+	"boot_script_fetched": driver.PhaseBootScript,
+	"kernel_fetched":      driver.PhaseKernel,
+	"initramfs_fetched":   driver.PhaseInitramfs,
+}
+
+// Record implements driver.ProgressRecorder (and the netboot service's
+// Events).
 func (p *Progress) Record(ctx context.Context, nodeUUID, phase, detail string) {
+	if name, ok := netbootPhases[phase]; ok {
+		phase = name
+	}
 	p.mu.Lock()
 	if p.last[nodeUUID] == phase {
 		p.mu.Unlock()
@@ -101,7 +115,8 @@ func timeoutMessage(ctx context.Context, store HistoryStore, n *baremetal.Node, 
 		return msg
 	}
 	if e := lastPhase(ctx, store, n.UUID, *n.InspectionStartedAt); e != nil {
-		msg += fmt.Sprintf("; last seen: %s at %s", e.Event, e.CreatedAt.UTC().Format(time.RFC3339))
+		phase, _, _ := strings.Cut(e.Event, ": ")
+		msg += fmt.Sprintf("; last seen: %s at %s", phase, e.CreatedAt.UTC().Format(time.RFC3339))
 	} else {
 		msg += "; no progress was recorded since it started"
 	}

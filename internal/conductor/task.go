@@ -2,6 +2,7 @@ package conductor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -142,7 +143,8 @@ func (c *Conductor) save(ctx context.Context, t *driver.Task) error {
 
 func (c *Conductor) releaseNode(uuid string) {
 	// The lock must go even when the request that held it was cancelled.
-	if err := c.store.ReleaseNode(context.Background(), uuid, c.host); err != nil {
+	// A node deleted under its lock (DELETE /v1/nodes) has no lock left.
+	if err := c.store.ReleaseNode(context.Background(), uuid, c.host); err != nil && !errors.Is(err, store.ErrNotFound) {
 		c.log.Error("cannot release node lock", "node", uuid, "error", err)
 	}
 	c.unlockLocal(uuid)

@@ -143,7 +143,7 @@ type API struct {
 // Database is [database].
 type Database struct {
 	// Connection is sqlite:///path or postgresql://…; empty means SQLite in the data directory.
-	Connection string `ini:"connection"`
+	Connection string `ini:"connection" secret:"connection"`
 }
 
 // Conductor is [conductor].
@@ -499,6 +499,20 @@ func forEachOption(fn func(section, option string, f reflect.StructField)) {
 	}
 }
 
+// forEachValue calls fn with every option's value.
+func forEachValue(c *Config, fn func(section, option string, v reflect.Value)) {
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := range t.NumField() {
+		sv := v.Field(i)
+		for j := range sv.NumField() {
+			if opt := sv.Type().Field(j).Tag.Get("ini"); opt != "" {
+				fn(t.Field(i).Tag.Get("section"), opt, sv.Field(j))
+			}
+		}
+	}
+}
+
 // applyEnv sets FERRO_<SECTION>_<OPTION> values into f. The variable names
 // are matched against known options so that options and sections with
 // underscores (pci_devices, host_ip) resolve unambiguously.
@@ -594,6 +608,14 @@ func (c *Config) Validate() error {
 	if c.Inspector.ListenPort < 0 || c.Inspector.ListenPort > 65535 {
 		bad("[inspector]listen_port %d is not a TCP port", c.Inspector.ListenPort)
 	}
+	// No option ferro has is a negative number: durations, ports,
+	// counts and sizes. A negative duration would mean "never" or "at
+	// once" by accident.
+	forEachValue(c, func(section, option string, v reflect.Value) {
+		if v.Kind() == reflect.Int && v.Int() < 0 {
+			bad("[%s]%s is %d: it must not be negative", section, option, v.Int())
+		}
+	})
 	if c.Conductor.WorkersPoolSize < 1 {
 		bad("[conductor]workers_pool_size must be at least 1")
 	}
@@ -661,6 +683,9 @@ func (c *Config) Options() [][2]string {
 			}
 			if f.Tag.Get("secret") == "true" && val != "" {
 				val = "******"
+			}
+			if f.Tag.Get("secret") == "connection" {
+				val = MaskConnection(val)
 			}
 			out = append(out, [2]string{"[" + sec + "]" + opt, val})
 		}

@@ -240,7 +240,7 @@ func (s *Service) bootForIntrospection(nodeUUID string) {
 // finish ends an introspection, with an error message or without, powers
 // the node off when the inspector manages boot, and notifies the conductor.
 func (s *Service) finish(ctx context.Context, in *store.Introspection, errMsg string) {
-	s.end(ctx, in, errMsg, nil) // fails only on storing processed data
+	s.end(ctx, in, errMsg, nil, false) // fails only on storing processed data
 }
 
 // finishProcessed ends an introspection whose processing succeeded, as
@@ -249,10 +249,14 @@ func (s *Service) finish(ctx context.Context, in *store.Introspection, errMsg st
 // the error is returned so that the caller fails the introspection with
 // it, as when processing fails.
 func (s *Service) finishProcessed(ctx context.Context, in *store.Introspection, processed []byte) error {
-	return s.end(ctx, in, "", processed)
+	return s.end(ctx, in, "", processed, false)
 }
 
-func (s *Service) end(ctx context.Context, in *store.Introspection, errMsg string, processed []byte) error {
+// end ends the introspection. With asyncPowerOff (an abort) the power-off
+// of a manage_boot introspection runs in the background: the caller may be
+// the conductor aborting the node's inspection, which holds the node's
+// lock until the abort returns; the power-off retries until it is free.
+func (s *Service) end(ctx context.Context, in *store.Introspection, errMsg string, processed []byte, asyncPowerOff bool) error {
 	was := *in
 	now := s.now().UTC()
 	in.FinishedAt, in.UpdatedAt, in.Error = &now, now, errMsg
@@ -274,8 +278,22 @@ func (s *Service) end(ctx context.Context, in *store.Introspection, errMsg strin
 		s.log.Error("cannot save introspection", "node", in.NodeUUID, "error", err)
 	}
 	if in.ManageBoot {
-		if err := s.bm.SetPowerState(context.WithoutCancel(ctx), in.NodeUUID, baremetal.PowerOff); err != nil {
-			s.log.Warn("cannot power off node after introspection", "node", in.NodeUUID, "error", err)
+		nodeUUID := in.NodeUUID
+		powerOff := func(ctx context.Context) {
+			if err := s.bm.SetPowerState(ctx, nodeUUID, baremetal.PowerOff); err != nil {
+				s.log.Warn("cannot power off node after introspection", "node", nodeUUID, "error", err)
+				return
+			}
+			s.progress.Record(ctx, nodeUUID, driver.PhasePoweredOff, "by the inspector (manage_boot)")
+		}
+		if asyncPowerOff {
+			s.bg.Add(1)
+			go func() {
+				defer s.bg.Done()
+				powerOff(s.ctx)
+			}()
+		} else {
+			powerOff(context.WithoutCancel(ctx))
 		}
 	}
 	s.log.Info("introspection ended", "node", in.NodeUUID, "state", in.State, "error", errMsg)
@@ -355,7 +373,7 @@ func (s *Service) Abort(ctx context.Context, ident string) error {
 	if !slices.Contains(activeStates, in.State) {
 		return errorf(http.StatusBadRequest, "Node %s introspection is not active (state %q) and cannot be aborted", uuid, in.State)
 	}
-	s.finish(ctx, in, "Canceled by operator")
+	s.end(ctx, in, "Canceled by operator", nil, true)
 	return nil
 }
 

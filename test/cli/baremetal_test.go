@@ -40,10 +40,10 @@ type cli struct {
 
 // start finds the CLI (skipping, or failing in CI, without it), starts a
 // server and returns a CLI pointed at it.
-func start(t *testing.T) (*cli, *ferrotest.Server) {
+func start(t *testing.T, opts ...ferrotest.Option) (*cli, *ferrotest.Server) {
 	t.Helper()
 	bin := ferrotest.RequireTool(t, "baremetal")
-	srv := ferrotest.Start(t)
+	srv := ferrotest.Start(t, opts...)
 	// An empty home keeps the user's clouds.yaml and the client's cache of
 	// negotiated versions (keyed by host:port, and ports are reused) out.
 	home := t.TempDir()

@@ -63,9 +63,15 @@ func isSecretKey(k string) bool {
 	return v
 }
 
-// maskDriverInfo is the masker for driver_info.
+// maskDriverInfo is the masker for driver_info. Beyond Ironic's keys,
+// ferro also hides snmp_community (an SNMP v1/v2c community is a
+// password) and ipmi_kg_key (the IPMI 2.0 BMC key), which Ironic shows.
 func maskDriverInfo(k string) bool {
-	return isSecretKey(k) || k == "snmp_auth_key" || k == "snmp_priv_key"
+	switch k {
+	case "snmp_auth_key", "snmp_priv_key", "snmp_community", "snmp_community_read", "snmp_community_write", "ipmi_kg_key":
+		return true
+	}
+	return isSecretKey(k)
 }
 
 // maskInstanceInfo is the masker for instance_info. configdrive is caught

@@ -176,13 +176,15 @@ func TestNodeView_SecretsMasked(t *testing.T) {
 		"driver_info": map[string]any{
 			"ipmi_address": "10.0.0.1", "ipmi_password": "p1", "redfish_password": "p2",
 			"snmp_auth_key": "k1", "snmp_priv_key": "k2", "some_token": "t", "ipmi_port": 623,
+			// ferro is stricter than Ironic for these two.
+			"snmp_community": "c0mmunity", "ipmi_kg_key": "kgk3y",
 			"nested":  map[string]any{"password": "p3", "user": "admin"},
 			"cmdline": "console=ttyS0 password=p4 other=1",
 		},
 		"instance_info": map[string]any{"image_url": "http://x/y?sig=z", "configdrive": "H4sI", "image_source": "img", "root_password": "p5"},
 	})
 	raw, _ := json.Marshal(n)
-	for _, secret := range []string{"p1", "p2", "k1", "k2", `"t"`, "p3", "p4", "p5", "sig=z", "H4sI"} {
+	for _, secret := range []string{"p1", "p2", "k1", "k2", `"t"`, "p3", "p4", "p5", "sig=z", "H4sI", "c0mmunity", "kgk3y"} {
 		if strings.Contains(string(raw), secret) {
 			t.Errorf("secret %s visible in %s", secret, raw)
 		}
@@ -191,6 +193,7 @@ func TestNodeView_SecretsMasked(t *testing.T) {
 	want := map[string]any{
 		"ipmi_address": "10.0.0.1", "ipmi_password": "******", "redfish_password": "******",
 		"snmp_auth_key": "******", "snmp_priv_key": "******", "some_token": "******",
+		"snmp_community": "******", "ipmi_kg_key": "******",
 		"ipmi_port": json.Number("623"), "nested": map[string]any{"password": "******", "user": "admin"},
 		"cmdline": "console=ttyS0 password=****** other=1",
 	}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/ini.v1"
+)
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestCLI_StrictArgumentsAndHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		inStdout string
+		inStderr string
+	}{
+		{[]string{"serve", "bogus"}, 2, "", `unexpected argument "bogus"`},
+		{[]string{"serve", "--bogus"}, 2, "", "flag provided but not defined: -bogus"},
+		{[]string{"serve", "--help"}, 0, "-data-dir", ""},
+		{[]string{"serve", "-h"}, 0, "-log-format", ""},
+		{[]string{"config", "--help"}, 0, "-data-dir", ""},
+		{[]string{"config", "extra"}, 2, "", `unexpected argument "extra"`},
+		{[]string{"version", "extra"}, 2, "", "unexpected argument"},
+		{[]string{"version"}, 0, "commit", ""},
+		{[]string{"help"}, 0, "ferro serve", ""},
+		{[]string{}, 2, "", "Usage"},
+		{[]string{"srve"}, 2, "", `unknown command "srve"`},
+	} {
+		code, stdout, stderr := runCLI(t, tc.args...)
+		if code != tc.code || !strings.Contains(stdout, tc.inStdout) || !strings.Contains(stderr, tc.inStderr) {
+			t.Errorf("ferro %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(tc.args, " "), code, tc.code, stdout, stderr)
+		}
+	}
+}
+
+func TestCLI_ServeRefusesNegativeDuration(t *testing.T) {
+	t.Setenv("FERRO_CONDUCTOR_INSPECT_WAIT_TIMEOUT", "-5")
+	code, _, stderr := runCLI(t, "serve", "--data-dir", t.TempDir())
+	if code != 1 || !strings.Contains(stderr, "[conductor]inspect_wait_timeout is -5: it must not be negative") {
+		t.Errorf("exit %d, stderr %q; want a refusal naming the option", code, stderr)
+	}
+}
+
+// ferro config prints INI that loads back, with effective values, secrets
+// masked and where each value came from.
+func TestCLI_ConfigIsPasteableINI(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ferro.conf")
+	os.WriteFile(file, []byte("[api]\nport = 7000\n[neutron]\npassword = n3utron\n[pci_devices]\nalias = `{\"name\": \"a\"};{\"name\": \"b\"}`\n"), 0o600)
+	t.Setenv("FERRO_DATABASE_CONNECTION", "postgresql://ferro:db-s3cret@db.example:5432/ferro?sslmode=disable")
+	t.Setenv("FERRO_INSPECTOR_PASSWORD", "insp3ctor")
+	code, stdout, stderr := runCLI(t, "config", "--config", file, "--data-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, secret := range []string{"db-s3cret", "n3utron", "insp3ctor"} {
+		if strings.Contains(stdout, secret) {
+			t.Errorf("ferro config shows the secret %q:\n%s", secret, stdout)
+		}
+	}
+	f, err := ini.LoadSources(ini.LoadOptions{AllowBooleanKeys: true}, []byte(stdout))
+	if err != nil {
+		t.Fatalf("the output is not INI: %v\n%s", err, stdout)
+	}
+	for key, want := range map[string]string{
+		"api.port":                "7000",
+		"database.connection":     "postgresql://ferro:******@db.example:5432/ferro?sslmode=disable",
+		"neutron.password":        "******",
+		"pxe.tftp_root":           filepath.Join(dir, "tftpboot"),
+		"deploy.http_root":        filepath.Join(dir, "httpboot"),
+		"pci_devices.alias":       `{"name": "a"};{"name": "b"}`,
+		"conductor.deploy_kernel": "",
+	} {
+		sec, opt, _ := strings.Cut(key, ".")
+		if got := f.Section(sec).Key(opt).String(); got != want {
+			t.Errorf("[%s]%s = %q, want %q", sec, opt, got, want)
+		}
+	}
+	for _, want := range []string{
+		"# file " + file + "\nport = 7000",
+		"# env FERRO_DATABASE_CONNECTION, password masked\nconnection = ",
+		"# file " + file + ", secret (masked)\npassword = ******",
+		"# default, under --data-dir " + dir + "\ntftp_root = ",
+		"# default\nhost_ip = 127.0.0.1",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -151,7 +151,7 @@ func (e *env) options(proxy bool) netboot.Options {
 		Interface: "br0", ServerIP: net.ParseIP(serverIP), Proxy: proxy,
 		RangeStart: net.ParseIP("192.168.77.100"), RangeEnd: net.ParseIP("192.168.77.199"),
 		Netmask: net.CIDRMask(24, 32), Router: net.ParseIP(serverIP), LeaseTime: time.Hour,
-		DHCPPort: 67, TFTPPort: 69, TFTPMaxTransfers: 8, TFTPTimeout: 2 * time.Second, IPv6RA: true,
+		DHCPPort: 67, TFTPPort: 69, TFTPMaxTransfers: 8, TFTPTimeout: 2 * time.Second, TFTPSinglePort: true, IPv6RA: true,
 		TFTPRoot: e.tftpRoot, HTTPRoot: e.httpRoot, HTTPURL: httpURL,
 		HTTPListen: net.JoinHostPort(serverIP, httpPort), HTTPPrefix: "/httpboot/",
 		PXEBootfile: "pxelinux.0", IPXEBootfile: "undionly.kpxe", UEFIIPXEBootfile: "snponly.efi",

@@ -32,6 +32,8 @@ type Config struct {
 	Deploy       Deploy       `section:"deploy"`
 	DHCP         DHCP         `section:"dhcp"`
 	Inventory    Inventory    `section:"inventory"`
+	IPMI         IPMI         `section:"ipmi"`
+	Redfish      Redfish      `section:"redfish"`
 	Netboot      Netboot      `section:"netboot"`
 }
 
@@ -72,6 +74,13 @@ type Default struct {
 	DefaultRescueInterface     string `ini:"default_rescue_interface"`
 	DefaultStorageInterface    string `ini:"default_storage_interface"`
 	DefaultResourceClass       string `ini:"default_resource_class"`
+
+	// ClientSocketTimeout bounds, in seconds, reading one request (headers
+	// and body) and how long an idle keep-alive connection is kept
+	// (oslo.service's name).
+	ClientSocketTimeout int `ini:"client_socket_timeout"`
+	// MaxHeaderLine bounds the request headers, in bytes (oslo.service's name).
+	MaxHeaderLine int `ini:"max_header_line"`
 }
 
 // Enabled returns the enabled implementations for an interface kind ("boot", "power", …).
@@ -115,6 +124,9 @@ type API struct {
 	MaxLimit int `ini:"max_limit"`
 	// PublicEndpoint is the base URL put in links; empty means the request's host.
 	PublicEndpoint string `ini:"public_endpoint"`
+	// MaxConnections caps the open client connections of each listener (a
+	// ferro option); further clients wait in the kernel's accept queue.
+	MaxConnections int `ini:"max_connections"`
 }
 
 // Database is [database].
@@ -180,6 +192,9 @@ type Processing struct {
 	OverwriteExisting bool     `ini:"overwrite_existing"`
 	StoreData         string   `ini:"store_data"`
 	SkipBlockDevices  []string `ini:"skip_block_devices" delim:","`
+	// MaxConcurrentReports bounds the agent reports read and decoded at
+	// once (a ferro option); 0 means twice the number of CPUs.
+	MaxConcurrentReports int `ini:"max_concurrent_reports"`
 }
 
 // Hooks returns the processing hooks in order, with
@@ -250,6 +265,8 @@ type PXE struct {
 type Deploy struct {
 	HTTPURL  string `ini:"http_url"`
 	HTTPRoot string `ini:"http_root"`
+	// DefaultBootMode is the boot mode of a node that names none (bios or uefi).
+	DefaultBootMode string `ini:"default_boot_mode"`
 	// HTTPListen is where the built-in netboot serves http_root; empty
 	// means the API port, under http_url's path.
 	HTTPListen string `ini:"http_listen"`
@@ -280,7 +297,7 @@ func Defaults() *Config {
 			EnabledHardwareTypes:        []string{"fake-hardware", "ipmi", "redfish"},
 			EnabledBootInterfaces:       []string{"fake", "pxe", "ipxe", "redfish-virtual-media"},
 			EnabledDeployInterfaces:     []string{"fake", "direct"},
-			EnabledInspectInterfaces:    []string{"fake", "no-inspect", "inspector"},
+			EnabledInspectInterfaces:    []string{"fake", "no-inspect", "inspector", "redfish"},
 			EnabledManagementInterfaces: []string{"fake", "ipmitool", "redfish"},
 			EnabledNetworkInterfaces:    []string{"noop", "flat", "neutron"},
 			EnabledPowerInterfaces:      []string{"fake", "ipmitool", "redfish"},
@@ -291,8 +308,10 @@ func Defaults() *Config {
 			EnabledFirmwareInterfaces:   []string{"fake", "no-firmware"},
 			EnabledRescueInterfaces:     []string{"fake", "no-rescue"},
 			EnabledStorageInterfaces:    []string{"fake", "noop"},
+			ClientSocketTimeout:         60,
+			MaxHeaderLine:               16384,
 		},
-		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000},
+		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000, MaxConnections: 1024},
 		Database: Database{},
 		Conductor: Conductor{
 			WorkersPoolSize:             100,
@@ -334,8 +353,11 @@ func Defaults() *Config {
 			UEFIIPXEBootfileName: "snponly.efi",
 			KernelAppendParams:   "nofb nomodeset vga=normal",
 		},
+		Deploy:    Deploy{DefaultBootMode: "uefi"},
 		DHCP:      DHCP{DHCPProvider: "none"},
 		Inventory: Inventory{DataBackend: "database"},
+		IPMI:      defaultIPMI(),
+		Redfish:   redfishDefaults(),
 		Netboot:   defaultNetboot(),
 	}
 }
@@ -518,6 +540,18 @@ func (c *Config) Validate() error {
 	if c.Conductor.WorkersPoolSize < 1 {
 		bad("[conductor]workers_pool_size must be at least 1")
 	}
+	if c.Default.ClientSocketTimeout < 1 {
+		bad("[DEFAULT]client_socket_timeout must be at least 1 (seconds): every connection needs a read deadline")
+	}
+	if c.Default.MaxHeaderLine < 1024 {
+		bad("[DEFAULT]max_header_line must be at least 1024 (bytes)")
+	}
+	if c.API.MaxConnections < 1 {
+		bad("[api]max_connections must be at least 1")
+	}
+	if c.Processing.MaxConcurrentReports < 0 {
+		bad("[processing]max_concurrent_reports must not be negative")
+	}
 	for _, opt := range []struct {
 		name, val string
 		allowed   []string
@@ -531,6 +565,7 @@ func (c *Config) Validate() error {
 		{"[dhcp]dhcp_provider", c.DHCP.DHCPProvider, []string{"none", "neutron", "builtin"}},
 		{"[netboot]mode", c.Netboot.Mode, []string{"dhcp", "proxy"}},
 		{"[inventory]data_backend", c.Inventory.DataBackend, []string{"none", "database"}},
+		{"[deploy]default_boot_mode", c.Deploy.DefaultBootMode, []string{"bios", "uefi"}},
 	} {
 		if !slices.Contains(opt.allowed, opt.val) {
 			bad("%s %q is not one of %s", opt.name, opt.val, strings.Join(opt.allowed, ", "))

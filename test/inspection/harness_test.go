@@ -132,8 +132,9 @@ func (l *lab) do(method, path string, body any) (int, []byte) {
 	return ferrotest.Call(l.t, l.srv.URL, method, path, body)
 }
 
-// nodeSpec describes a fake-hardware node to enrol.
+// nodeSpec describes a node to enrol (fake-hardware unless driver is set).
 type nodeSpec struct {
+	driver        string
 	boot, network string // boot and network interfaces
 	driverInfo    map[string]any
 	ports         []portSpec
@@ -176,8 +177,12 @@ func (l *lab) enroll(spec nodeSpec) *node {
 	var created struct {
 		UUID string `json:"uuid"`
 	}
+	drv := spec.driver
+	if drv == "" {
+		drv = "fake-hardware"
+	}
 	l.must(http.MethodPost, "/v1/nodes", map[string]any{
-		"driver":            "fake-hardware",
+		"driver":            drv,
 		"boot_interface":    spec.boot,
 		"network_interface": spec.network,
 		"inspect_interface": "inspector",

@@ -1,0 +1,117 @@
+package inspection_test
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ferrometal/ferro/internal/testing/ipmisim"
+)
+
+// The spec's managed inspection of an ipmi node (power and management
+// ipmitool) whose BMC is Debian's ipmi_sim: what the BMC was told is read
+// from ipmi_sim's own state and log.
+
+// ipmiEnv keeps the BMC pacing short for tests; the defaults are Ironic's 5 s and 60 s.
+var ipmiEnv = []string{"FERRO_IPMI_MIN_COMMAND_INTERVAL=0", "FERRO_IPMI_COMMAND_RETRY_TIMEOUT=5"}
+
+func ipmiDriverInfo(sim *ipmisim.Sim, password string) map[string]any {
+	return map[string]any{"ipmi_address": sim.Address, "ipmi_port": sim.Port, "ipmi_username": sim.Username,
+		"ipmi_password": password, "ipmi_cipher_suite": "3"}
+}
+
+func TestInspection_IPMI(t *testing.T) {
+	for _, kind := range []string{"pxe", "ipxe"} {
+		t.Run(kind, func(t *testing.T) {
+			sim := ipmisim.Start(t)
+			l := startLab(t, ipmiEnv...)
+			n := l.enroll(nodeSpec{driver: "ipmi", boot: kind, network: "noop",
+				driverInfo: ipmiDriverInfo(sim, sim.Password), ports: []portSpec{{mac: newMAC()}}})
+			got := l.get(n)
+			if got["power_state"] != "power off" || field(got, "driver_info", "ipmi_password") != "******" {
+				t.Fatalf("after manage: power_state %v, driver_info.ipmi_password %v; want power off and ******",
+					got["power_state"], field(got, "driver_info", "ipmi_password"))
+			}
+
+			l.inspect(n)
+			if !sim.PowerOn(t) {
+				t.Error("ipmi_sim is not powered on while the node waits for its report")
+			}
+			if dev := sim.BootDevice(t); dev != "pxe" {
+				t.Errorf("ipmi_sim boot device = %q, want pxe", dev)
+			}
+			// ferro's default boot mode is uefi, as Ironic's: the boot flags
+			// went as Ironic's raw command with the valid and EFI bits.
+			var flags []byte
+			sim.Wait(t, "the boot flags write", func() bool {
+				for _, m := range sim.Messages() {
+					if m.NetFn == ipmisim.NetFnChassis && m.Cmd == ipmisim.CmdSetSystemBootOptions && len(m.Data) == 6 && m.Data[0] == 5 {
+						flags = m.Data
+					}
+				}
+				return flags != nil
+			})
+			if flags[1]&0xa0 != 0xa0 || flags[2] != 0x04 {
+				t.Errorf("boot flags sent = % x, want valid+EFI and PXE (05 a0|e0 04 …)", flags)
+			}
+			bc := l.bootConfig(n, kind)
+
+			// The agent posts with the token from its kernel command line.
+			if code, body := l.post(bc.Callback, bc.Token, report(t, n)); code != http.StatusOK {
+				t.Fatalf("report: HTTP %d %s", code, body)
+			}
+			got = l.waitState(n, "manageable")
+			checkProperties(t, got)
+			if sim.PowerOn(t) {
+				t.Error("ipmi_sim is still powered on after the inspection finished")
+			}
+			l.checkLeftClean(n, got)
+			if sim.Sessions() > 2 {
+				t.Errorf("ipmi_sim activated %d sessions for one inspection, want sessions reused", sim.Sessions())
+			}
+			if strings.Contains(l.srv.Log(), sim.Password) {
+				t.Error("the BMC password appears in ferro's log")
+			}
+		})
+	}
+}
+
+func TestInspection_IPMIWrongPassword(t *testing.T) {
+	sim := ipmisim.Start(t)
+	l := startLab(t, ipmiEnv...)
+	n := l.enroll(nodeSpec{driver: "ipmi", boot: "ipxe", network: "noop",
+		driverInfo: ipmiDriverInfo(sim, sim.Password), ports: []portSpec{{mac: newMAC()}}})
+	const wrong = "wrongbmcpassword"
+	l.must(http.MethodPatch, "/v1/nodes/"+n.uuid, []map[string]any{
+		{"op": "replace", "path": "/driver_info/ipmi_password", "value": wrong}}, nil)
+
+	l.baremetal("node", "inspect", n.uuid)
+	got := l.waitState(n, "inspect failed")
+	le, _ := got["last_error"].(string)
+	for _, want := range []string{sim.Address, "open session"} {
+		if !strings.Contains(le, want) {
+			t.Errorf("last_error %q does not name %q", le, want)
+		}
+	}
+	if strings.Contains(le, wrong) || strings.Contains(le, sim.Password) {
+		t.Errorf("last_error %q contains a password", le)
+	}
+	if sim.PowerOn(t) {
+		t.Error("ipmi_sim powered on despite the wrong password")
+	}
+	// Teardown ran (its power off failed the same way): no boot files, no lock.
+	if got["reservation"] != nil {
+		t.Errorf("reservation = %v, want null", got["reservation"])
+	}
+	l.checkNoBootFiles(n)
+	log := l.srv.Log()
+	for _, pw := range []string{wrong, sim.Password} {
+		if strings.Contains(log, pw) {
+			t.Errorf("password %q appears in ferro's log", pw)
+		}
+	}
+	if bytes.Contains([]byte(l.baremetal("node", "show", n.uuid, "-f", "json")), []byte(wrong)) {
+		t.Error("the CLI shows the BMC password")
+	}
+}

@@ -251,7 +251,9 @@ func TestCollect_FixtureReportDecodes(t *testing.T) {
 	p, _ := ParseCmdline("BOOTIF=01-52-54-00-12-34-56")
 	lldp := map[string][]inventory.TLV{"eth0": {{Type: 1, Value: "04525400123456"}}}
 	host := Host{Root: vmRoot,
-		BMC: func(context.Context) (*BMC, error) { return &BMC{Address: "192.0.2.10", V6Address: "::/0", MAC: "52:54:00:00:00:01"}, nil },
+		BMC: func(context.Context) (*BMC, error) {
+			return &BMC{Address: "192.0.2.10", V6Address: "::/0", MAC: "52:54:00:00:00:01"}, nil
+		},
 		LLDP: func(ctx context.Context, names []string, d time.Duration) (map[string][]inventory.TLV, error) {
 			if strings.Join(names, ",") != "eth0,eth1" || d != DefaultLLDPTimeout {
 				t.Errorf("lldp on %v for %v", names, d)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ferrometal/ferro/internal/callback"
@@ -44,7 +45,10 @@ func Run(ctx context.Context, o Options) error {
 	if p.Debug {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	log.Info("ferro-agent starting", "callback", p.CallbackURL != "", "token", p.Token != "", "bootif", p.BootIF)
+	// uptime: how long the firmware handover and the kernel took, for
+	// power-on → report figures.
+	uptime, _, _ := strings.Cut(readString("/proc/uptime"), " ")
+	log.Info("ferro-agent starting", "uptime", uptime+"s", "callback", p.CallbackURL != "", "token", p.Token != "", "bootif", p.BootIF)
 
 	n, err := LoadModules(log, "/", callback.ModuleList, p.Modules)
 	failures.Add(err)

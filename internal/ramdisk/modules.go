@@ -37,6 +37,9 @@ type Modules struct {
 	deps    map[string][]string
 	aliases map[string][]string
 	builtin map[string]bool
+	// depmod says whether modules.dep and modules.alias were read, so
+	// the .ko files need not be.
+	depmod bool
 }
 
 // OpenModules indexes the module tree at dir. It reads modules.dep when
@@ -61,6 +64,7 @@ func OpenModules(dir string) (*Modules, error) {
 			}
 			name := moduleName(file)
 			m.files[name] = file
+			m.deps[name] = []string{}
 			for _, d := range strings.Fields(rest) {
 				m.deps[name] = append(m.deps[name], moduleName(d))
 			}
@@ -68,6 +72,15 @@ func OpenModules(dir string) (*Modules, error) {
 		if err := sc.Err(); err != nil {
 			return nil, fmt.Errorf("read modules.dep: %w", err)
 		}
+		if b, err := os.ReadFile(filepath.Join(dir, "modules.alias")); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				if f := strings.Fields(l); len(f) == 3 && f[0] == "alias" {
+					name := moduleName(f[2])
+					m.aliases[name] = append(m.aliases[name], f[1])
+				}
+			}
+		}
+		m.depmod = true
 		return m, nil
 	}
 	err := filepath.WalkDir(filepath.Join(dir, "kernel"), func(path string, d fs.DirEntry, err error) error {
@@ -93,7 +106,7 @@ func OpenModules(dir string) (*Modules, error) {
 // dependsOf returns a module's direct dependencies: modules.dep's, else
 // its .modinfo's.
 func (m *Modules) dependsOf(name string) ([]string, error) {
-	if d, ok := m.deps[name]; ok {
+	if d, ok := m.deps[name]; ok || m.depmod {
 		return d, nil
 	}
 	if err := m.readModinfo(name); err != nil {
@@ -106,7 +119,7 @@ func (m *Modules) dependsOf(name string) ([]string, error) {
 // alias=, as in modules.alias), which the agent matches against the
 // machine's devices to load only the drivers it needs.
 func (m *Modules) Aliases(name string) ([]string, error) {
-	if a, ok := m.aliases[name]; ok {
+	if a, ok := m.aliases[name]; ok || m.depmod {
 		return a, nil
 	}
 	if err := m.readModinfo(name); err != nil {

@@ -5,7 +5,6 @@ package agent_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -210,6 +208,3 @@ func dump(v any) string {
 	e.Encode(v)
 	return b.String()
 }
-
-var _ = context.Background
-var _ = strings.Contains

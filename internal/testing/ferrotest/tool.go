@@ -45,6 +45,9 @@ var debianPackage = map[string]string{
 	"busybox":            "busybox",
 	"tftp":               "tftp-hpa",
 	"curl":               "curl",
+	"lldpd":              "lldpd",
+	"apt-get":            "apt",
+	"dpkg-deb":           "dpkg",
 }
 
 // RequireTool returns the absolute path of the executable name, looked up in

@@ -54,6 +54,7 @@ var ipmiInterfaces = []struct {
 // ipmitool and Ironic send, over lanplus with cipher suites 3 and 17 and over
 // IPMI 1.5, and checks the machine's state after each.
 func TestIPMI_IPMIToolDrivesPowerAndBootDevice(t *testing.T) {
+	t.Parallel()
 	ferrotest.RequireTool(t, "ipmitool")
 	names := make([]string, len(ipmiInterfaces))
 	for i, c := range ipmiInterfaces {

@@ -58,6 +58,7 @@ func runSushy(t *testing.T, py string, args ...string) map[string]any {
 // TestRedfish_SushyDrivesPowerBootInventoryAndVirtualMedia runs sushy, as
 // Ironic does, with each authentication mode against its own machine.
 func TestRedfish_SushyDrivesPowerBootInventoryAndVirtualMedia(t *testing.T) {
+	t.Parallel()
 	py := sushyPython(t)
 	iso := make([]byte, 3<<20+17)
 	rand.Read(iso)

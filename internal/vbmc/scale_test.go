@@ -18,6 +18,7 @@ import (
 // off at once, half through Redfish and half through IPMI sessions, and
 // checks every machine ends where its own client left it.
 func TestScale_HundredMachinesPowerInParallel(t *testing.T) {
+	t.Parallel()
 	const n, rounds = 100, 3
 	names := make([]string, n)
 	for i := range names {

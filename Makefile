@@ -1,6 +1,6 @@
 # ferro's entry points. `make test` is the one command; .ci/run calls it.
 #
-#   make build        bin/ferro (static, CGO_ENABLED=0)
+#   make build        bin/ferro and bin/ferro-vbmc (static, CGO_ENABLED=0)
 #   make test         lint, every test lane, fuzz smoke run
 #   make lint         gofmt check and go vet
 #   make unit         go test ./... only (PKGS=./internal/store/... to narrow)
@@ -27,6 +27,7 @@ all: build
 
 build:
 	$(GO) build -trimpath -o bin/ferro ./cmd/ferro
+	$(GO) build -trimpath -o bin/ferro-vbmc ./cmd/ferro-vbmc
 
 test: lint unit fuzz-smoke
 

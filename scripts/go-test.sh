@@ -18,6 +18,14 @@ else
 	unset FERRO_BIN
 fi
 
+# ferro-vbmc likewise, for internal/testing/vbmctest ($FERRO_VBMC_BIN).
+if CGO_ENABLED=0 "$GO" build -trimpath -o bin/ferro-vbmc ./cmd/ferro-vbmc; then
+	export FERRO_VBMC_BIN=$PWD/bin/ferro-vbmc
+else
+	echo "go-test: building cmd/ferro-vbmc failed; tests that start it will fail" >&2
+	unset FERRO_VBMC_BIN
+fi
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 "$GO" test "$@" 2>&1 | tee "$log"

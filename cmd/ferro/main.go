@@ -23,6 +23,7 @@ func usage(w io.Writer) {
 Usage:
   ferro serve [flags]     run the service (api, conductor and inspector roles)
   ferro config [flags]    print the effective configuration, secrets masked
+  ferro ramdisk build     build the inspection ramdisk (kernel + initramfs with ferro-agent)
   ferro version           print the version
 
 Run 'ferro serve -h' for the flags.
@@ -39,6 +40,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, args[1:], stdout, stderr)
 	case "config":
 		return showConfig(args[1:], stdout, stderr)
+	case "ramdisk":
+		return ramdiskCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "ferro", buildVersion())
 		return 0

@@ -22,6 +22,7 @@ import (
 	"github.com/ferrometal/ferro/internal/api/ironic"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	bmcipmi "github.com/ferrometal/ferro/internal/bmc/ipmi"
+	bmcredfish "github.com/ferrometal/ferro/internal/bmc/redfish"
 	"github.com/ferrometal/ferro/internal/conductor"
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
@@ -30,10 +31,13 @@ import (
 	"github.com/ferrometal/ferro/internal/driver/ipmi"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/driver/pxe"
+	rfdriver "github.com/ferrometal/ferro/internal/driver/redfish"
+	"github.com/ferrometal/ferro/internal/driver/vmedia"
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/neutron"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
+	"golang.org/x/net/netutil"
 )
 
 // Roles a ferro process can run.
@@ -173,7 +177,8 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 			return err
 		}
 		defer insp.Close()
-		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit})
+		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit,
+			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports})
 		go insp.Run(bgCtx)
 	}
 
@@ -215,7 +220,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 			}
 		}
 		addr := net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port))
-		srv, err := listen(addr, mux, log, "api")
+		srv, err := listen(addr, mux, listenLimits(cfg), log, "api")
 		if err != nil {
 			return err
 		}
@@ -223,7 +228,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}
 	if inspAPI != nil && cfg.Inspector.ListenPort != 0 {
 		addr := net.JoinHostPort(cfg.Inspector.ListenAddress, strconv.Itoa(cfg.Inspector.ListenPort))
-		srv, err := listen(addr, inspAPI, log, "inspector")
+		srv, err := listen(addr, inspAPI, listenLimits(cfg), log, "inspector")
 		if err != nil {
 			return err
 		}
@@ -251,17 +256,42 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	return errors.Join(errs...)
 }
 
-// listen binds addr now (so a busy port fails start-up) and serves in the background.
-func listen(addr string, h http.Handler, log *slog.Logger, name string) (*http.Server, error) {
+// limits bound what one client of a listener may hold.
+type limits struct {
+	// socketTimeout bounds reading one request, writing one response and an
+	// idle keep-alive connection.
+	socketTimeout  time.Duration
+	maxHeaderBytes int
+	maxConns       int
+}
+
+func listenLimits(cfg *config.Config) limits {
+	return limits{
+		socketTimeout:  time.Duration(cfg.Default.ClientSocketTimeout) * time.Second,
+		maxHeaderBytes: cfg.Default.MaxHeaderLine,
+		maxConns:       cfg.API.MaxConnections,
+	}
+}
+
+// listen binds addr now (so a busy port fails start-up) and serves in the
+// background. Every connection has a read deadline (headers within 10 s,
+// the whole request within the socket timeout), a write deadline and an idle
+// timeout, and the listener accepts at most maxConns at once, so slow or
+// idle clients cannot pile up.
+func listen(addr string, h http.Handler, lim limits, log *slog.Logger, name string) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen for %s on %s: %w", name, addr, err)
 	}
+	ln = netutil.LimitListener(ln, lim.maxConns)
 	srv := &http.Server{
 		Addr:              addr,
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, lim.socketTimeout),
+		ReadTimeout:       lim.socketTimeout,
+		WriteTimeout:      lim.socketTimeout,
+		IdleTimeout:       lim.socketTimeout,
+		MaxHeaderBytes:    lim.maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	go func() {
@@ -310,10 +340,38 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 		dhcp = neutron.NewDHCPProvider(nc, time.Duration(cfg.Neutron.PortSetupDelay)*time.Second)
 	}
 	pxe.Register(reg, cfg, dhcp)
+	registerRedfish(reg, cfg, db, log)
 	if inspectClient != nil {
 		reg.RegisterInspect("inspector", inspect.New(cfg, inspectClient, db, log))
 	}
 	return reg, nil
+}
+
+// registerRedfish adds the redfish power, management and inspect
+// interfaces and the redfish-virtual-media boot interface, sharing one
+// Redfish client (one session per BMC).
+func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, log *slog.Logger) {
+	rc := cfg.Redfish
+	client := bmcredfish.New(bmcredfish.Options{
+		ConnectionAttempts:      rc.ConnectionAttempts,
+		ConnectionRetryInterval: time.Duration(rc.ConnectionRetryInterval) * time.Second,
+		CacheSize:               rc.ConnectionCacheSize,
+		Log:                     log,
+	})
+	o := rfdriver.Options{Client: client, AuthType: rc.AuthType, Log: log}
+	reg.RegisterPower("redfish", rfdriver.NewPower(o))
+	reg.RegisterManagement("redfish", rfdriver.NewManagement(o))
+	io := rfdriver.InspectOptions{Options: o, Ports: db}
+	if cfg.Inventory.DataBackend != "none" {
+		io.Inventory = db
+	}
+	reg.RegisterInspect("redfish", rfdriver.NewInspect(io))
+	images, _ := pxe.New(pxe.IPXE, cfg, nil)
+	reg.RegisterBoot(vmedia.Name, vmedia.New(vmedia.Options{
+		Images: images, Client: client, AuthType: rc.AuthType,
+		HTTPRoot: cfg.Deploy.HTTPRoot, HTTPURL: cfg.Deploy.HTTPURL,
+		KernelAppendParams: rc.KernelAppendParams, Debug: cfg.Default.Debug, Log: log,
+	}))
 }
 
 // inspectorClient is how the conductor's inspector interface reaches an

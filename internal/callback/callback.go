@@ -23,3 +23,8 @@ const (
 	// ContinuePath is appended to the inspector's base URL to form the callback URL.
 	ContinuePath = "/v1/continue"
 )
+
+// ModuleList is where ferro's ramdisk lists the kernel modules its agent
+// loads at start, one path per line in load order, relative to the
+// ramdisk's root.
+const ModuleList = "etc/ferro-agent/modules"

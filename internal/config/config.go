@@ -33,6 +33,7 @@ type Config struct {
 	DHCP         DHCP         `section:"dhcp"`
 	Inventory    Inventory    `section:"inventory"`
 	IPMI         IPMI         `section:"ipmi"`
+	Redfish      Redfish      `section:"redfish"`
 }
 
 // Default is [DEFAULT].
@@ -72,6 +73,13 @@ type Default struct {
 	DefaultRescueInterface     string `ini:"default_rescue_interface"`
 	DefaultStorageInterface    string `ini:"default_storage_interface"`
 	DefaultResourceClass       string `ini:"default_resource_class"`
+
+	// ClientSocketTimeout bounds, in seconds, reading one request (headers
+	// and body) and how long an idle keep-alive connection is kept
+	// (oslo.service's name).
+	ClientSocketTimeout int `ini:"client_socket_timeout"`
+	// MaxHeaderLine bounds the request headers, in bytes (oslo.service's name).
+	MaxHeaderLine int `ini:"max_header_line"`
 }
 
 // Enabled returns the enabled implementations for an interface kind ("boot", "power", …).
@@ -115,6 +123,9 @@ type API struct {
 	MaxLimit int `ini:"max_limit"`
 	// PublicEndpoint is the base URL put in links; empty means the request's host.
 	PublicEndpoint string `ini:"public_endpoint"`
+	// MaxConnections caps the open client connections of each listener (a
+	// ferro option); further clients wait in the kernel's accept queue.
+	MaxConnections int `ini:"max_connections"`
 }
 
 // Database is [database].
@@ -180,6 +191,9 @@ type Processing struct {
 	OverwriteExisting bool     `ini:"overwrite_existing"`
 	StoreData         string   `ini:"store_data"`
 	SkipBlockDevices  []string `ini:"skip_block_devices" delim:","`
+	// MaxConcurrentReports bounds the agent reports read and decoded at
+	// once (a ferro option); 0 means twice the number of CPUs.
+	MaxConcurrentReports int `ini:"max_concurrent_reports"`
 }
 
 // Hooks returns the processing hooks in order, with
@@ -274,7 +288,7 @@ func Defaults() *Config {
 			EnabledHardwareTypes:        []string{"fake-hardware", "ipmi", "redfish"},
 			EnabledBootInterfaces:       []string{"fake", "pxe", "ipxe", "redfish-virtual-media"},
 			EnabledDeployInterfaces:     []string{"fake", "direct"},
-			EnabledInspectInterfaces:    []string{"fake", "no-inspect", "inspector"},
+			EnabledInspectInterfaces:    []string{"fake", "no-inspect", "inspector", "redfish"},
 			EnabledManagementInterfaces: []string{"fake", "ipmitool", "redfish"},
 			EnabledNetworkInterfaces:    []string{"noop", "flat", "neutron"},
 			EnabledPowerInterfaces:      []string{"fake", "ipmitool", "redfish"},
@@ -285,8 +299,10 @@ func Defaults() *Config {
 			EnabledFirmwareInterfaces:   []string{"fake", "no-firmware"},
 			EnabledRescueInterfaces:     []string{"fake", "no-rescue"},
 			EnabledStorageInterfaces:    []string{"fake", "noop"},
+			ClientSocketTimeout:         60,
+			MaxHeaderLine:               16384,
 		},
-		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000},
+		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000, MaxConnections: 1024},
 		Database: Database{},
 		Conductor: Conductor{
 			WorkersPoolSize:             100,
@@ -331,6 +347,7 @@ func Defaults() *Config {
 		DHCP:      DHCP{DHCPProvider: "none"},
 		Inventory: Inventory{DataBackend: "database"},
 		IPMI:      defaultIPMI(),
+		Redfish:   redfishDefaults(),
 	}
 }
 
@@ -511,6 +528,18 @@ func (c *Config) Validate() error {
 	}
 	if c.Conductor.WorkersPoolSize < 1 {
 		bad("[conductor]workers_pool_size must be at least 1")
+	}
+	if c.Default.ClientSocketTimeout < 1 {
+		bad("[DEFAULT]client_socket_timeout must be at least 1 (seconds): every connection needs a read deadline")
+	}
+	if c.Default.MaxHeaderLine < 1024 {
+		bad("[DEFAULT]max_header_line must be at least 1024 (bytes)")
+	}
+	if c.API.MaxConnections < 1 {
+		bad("[api]max_connections must be at least 1")
+	}
+	if c.Processing.MaxConcurrentReports < 0 {
+		bad("[processing]max_concurrent_reports must not be negative")
 	}
 	for _, opt := range []struct {
 		name, val string

@@ -42,7 +42,7 @@ func HardwareTypes() []HardwareType {
 		{Name: "fake-hardware", Supported: commonSupported(map[string][]string{
 			"bios": {"fake", "no-bios"}, "boot": {"fake", "pxe", "ipxe", "redfish-virtual-media"},
 			"console": {"fake", "no-console"}, "deploy": {"fake", "direct"}, "firmware": {"fake", "no-firmware"},
-			"inspect": {"fake", "no-inspect", "inspector"}, "management": {"fake", "ipmitool", "redfish"},
+			"inspect": {"fake", "no-inspect", "inspector", "redfish"}, "management": {"fake", "ipmitool", "redfish"},
 			"network": {"noop", "flat", "neutron"}, "power": {"fake", "ipmitool", "redfish"},
 			"raid": {"fake", "no-raid", "agent"}, "rescue": {"fake", "no-rescue"}, "storage": {"fake", "noop"},
 			"vendor": {"fake", "no-vendor"},
@@ -53,7 +53,8 @@ func HardwareTypes() []HardwareType {
 		})},
 		{Name: "redfish", Supported: commonSupported(map[string][]string{
 			"boot": {"ipxe", "pxe", "redfish-virtual-media"}, "management": {"redfish"}, "power": {"redfish"},
-			"inspect": {"no-inspect", "inspector"},
+			// Ironic's redfish type puts its out-of-band inspection first.
+			"inspect": {"redfish", "no-inspect", "inspector"},
 		})},
 	}
 }

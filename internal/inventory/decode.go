@@ -10,15 +10,23 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/ferrometal/ferro/internal/jsonlimit"
 )
 
 // DefaultMaxDepth is the deepest nesting of JSON objects and arrays Decode
 // accepts unless told otherwise. Real payloads stay under 8.
 const DefaultMaxDepth = 25
 
+// DefaultMaxValues bounds the number of JSON values in a report unless told
+// otherwise: a real one from a large server holds tens of thousands, and
+// half a million small values already decode to about 40 MB of Go values.
+const DefaultMaxValues = 1 << 19
+
 // Errors callers may branch on; Decode wraps them.
 var (
-	ErrTooDeep  = errors.New("JSON nesting too deep")
+	ErrTooDeep  = jsonlimit.ErrTooDeep
+	ErrTooMany  = jsonlimit.ErrTooMany
 	ErrTooLarge = errors.New("report too large")
 )
 
@@ -30,6 +38,8 @@ type Limits struct {
 	// MaxBytes is the maximum body size; 0 means no limit (the HTTP layer
 	// usually enforces one).
 	MaxBytes int64
+	// MaxValues is the maximum number of JSON values; 0 means DefaultMaxValues.
+	MaxValues int
 }
 
 // Decode reads a report from r; see DecodeBytes.
@@ -64,11 +74,16 @@ func DecodeBytes(b []byte, lim Limits) (*Report, map[string]any, error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
-	// parseObject refuses nesting deeper than maxDepth too; anything it
-	// refuses is checked (the depth first) and decoded as before.
-	raw, ok := parseObject(string(b), maxDepth)
+	maxValues := lim.MaxValues
+	if maxValues <= 0 {
+		maxValues = DefaultMaxValues
+	}
+	// parseObject refuses nesting deeper than maxDepth and more than
+	// maxValues values too; anything it refuses is checked against the
+	// limits first and then decoded by encoding/json, which words the error.
+	raw, ok := parseObject(string(b), maxDepth, maxValues)
 	if !ok {
-		if err := checkDepth(b, maxDepth); err != nil {
+		if err := jsonlimit.Check(b, jsonlimit.Limits{MaxDepth: maxDepth, MaxValues: maxValues}); err != nil {
 			return nil, nil, err
 		}
 		dec := json.NewDecoder(bytes.NewReader(b))
@@ -101,38 +116,6 @@ func DecodeBytes(b []byte, lim Limits) (*Report, map[string]any, error) {
 		return nil, nil, err
 	}
 	return &rep, raw, nil
-}
-
-// checkDepth scans b for the nesting of objects and arrays, so that a hostile
-// body is refused before the decoder recurses into it.
-func checkDepth(b []byte, max int) error {
-	depth := 0
-	inString, escaped := false, false
-	for _, c := range b {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			if depth > max {
-				return fmt.Errorf("%w: more than %d levels of objects and arrays", ErrTooDeep, max)
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return nil
 }
 
 var (

@@ -240,3 +240,22 @@ func TestReport_RoundTrip(t *testing.T) {
 		t.Errorf("round trip (-first +second):\n%s", diff)
 	}
 }
+
+// A body of many small values decodes to far more memory than its size, so
+// their number is bounded.
+func TestDecode_ValueLimit(t *testing.T) {
+	body := func(n int, extra string) []byte {
+		return []byte(`{"inventory":{"interfaces":[]},"data":[` + strings.Repeat("{},", n-1) + `{}]` + extra + `}`)
+	}
+	if _, _, err := DecodeBytes(body(900, ""), Limits{MaxValues: 1000}); err != nil {
+		t.Errorf("900 values with MaxValues 1000: %v", err)
+	}
+	if _, _, err := DecodeBytes(body(2000, ""), Limits{MaxValues: 1000}); !errors.Is(err, ErrTooMany) {
+		t.Errorf("2000 values: got %v, want ErrTooMany", err)
+	}
+	// Invalid JSON after the values: the fast parser gives up and the
+	// limit is checked before encoding/json runs.
+	if _, _, err := DecodeBytes(body(2000, `,"s":tru`), Limits{MaxValues: 1000}); !errors.Is(err, ErrTooMany) {
+		t.Errorf("2000 values, invalid JSON: got %v, want ErrTooMany", err)
+	}
+}

@@ -17,8 +17,8 @@ import (
 // data after it, objects and arrays nested deeper than maxDepth), ok is
 // false and the caller decodes with encoding/json, which
 // then also words the error.
-func parseObject(s string, maxDepth int) (obj map[string]any, ok bool) {
-	p := parser{s: s, depth: maxDepth}
+func parseObject(s string, maxDepth, maxValues int) (obj map[string]any, ok bool) {
+	p := parser{s: s, depth: maxDepth, values: maxValues}
 	p.space()
 	if p.i >= len(p.s) || p.s[p.i] != '{' {
 		return nil, false
@@ -35,9 +35,10 @@ func parseObject(s string, maxDepth int) (obj map[string]any, ok bool) {
 }
 
 type parser struct {
-	s     string
-	i     int
-	depth int // how many more levels of objects and arrays may open
+	s      string
+	i      int
+	depth  int // how many more levels of objects and arrays may open
+	values int // how many more values may be built
 }
 
 func (p *parser) space() {
@@ -54,6 +55,9 @@ func (p *parser) space() {
 // value parses the value at p.i; the caller has skipped white space.
 func (p *parser) value() (any, bool) {
 	if p.i >= len(p.s) {
+		return nil, false
+	}
+	if p.values--; p.values < 0 {
 		return nil, false
 	}
 	switch c := p.s[p.i]; {

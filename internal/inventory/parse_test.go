@@ -17,7 +17,7 @@ import (
 // (as DecodeBytes used it) does not, or decodes it to other values.
 func checkParseObject(t *testing.T, body []byte) (fast bool) {
 	t.Helper()
-	got, ok := parseObject(string(body), DefaultMaxDepth)
+	got, ok := parseObject(string(body), DefaultMaxDepth, DefaultMaxValues)
 	if !ok {
 		return false
 	}
@@ -114,7 +114,7 @@ func TestParseObject_RefusesDeepNesting(t *testing.T) {
 		{`{"a":{"b":{"c":{}}}}`, 3, false},
 		{`{"a":"[[[[[[{{{{"}`, 1, true},
 	} {
-		if _, ok := parseObject(tt.body, tt.max); ok != tt.ok {
+		if _, ok := parseObject(tt.body, tt.max, DefaultMaxValues); ok != tt.ok {
 			t.Errorf("parseObject(%s, %d): ok %v, want %v", tt.body, tt.max, ok, tt.ok)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/ferrometal/ferro/internal/driver/inspect"
 	svc "github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/inspector/rules"
+	"github.com/ferrometal/ferro/internal/jsonlimit"
 	"github.com/ferrometal/ferro/internal/store"
 )
 
@@ -34,6 +36,9 @@ const (
 	// maxBodyBytes bounds every other request body.
 	maxBodyBytes = 1 << 20
 )
+
+// ruleLimits bound what a rule body may decode to, as for the Ironic API.
+var ruleLimits = jsonlimit.Limits{MaxDepth: 25, MaxValues: 1 << 17}
 
 // Service is what the API needs from the inspector.
 type Service interface {
@@ -64,10 +69,21 @@ type Options struct {
 	PublicEndpoint string
 	// MaxLimit caps list page sizes.
 	MaxLimit int
+	// MaxConcurrentReports bounds the reports read and processed at once,
+	// so that memory stays bounded however many agents post together;
+	// 0 means twice the number of CPUs, at most 32.
+	MaxConcurrentReports int
+	// ReportReadTimeout bounds reading one report's body; 0 means 60 s.
+	ReportReadTimeout time.Duration
+	// ReportQueueTimeout is how long a report waits for a free slot before
+	// it is answered 503 (the agent retries); 0 means 30 s.
+	ReportQueueTimeout time.Duration
 }
 
 type api struct {
 	Options
+	// reports holds a token per report being read or processed.
+	reports chan struct{}
 }
 
 // New returns the API handler. Mounted on the main port in all-in-one mode,
@@ -80,7 +96,19 @@ func New(o Options) http.Handler {
 	if o.MaxLimit <= 0 {
 		o.MaxLimit = 1000
 	}
-	a := &api{o}
+	if o.MaxConcurrentReports <= 0 {
+		// Enough to keep the CPUs and the grouped database commits busy;
+		// capped so that a machine with many cores does not hold many
+		// 16 MiB bodies at once.
+		o.MaxConcurrentReports = min(2*runtime.GOMAXPROCS(0), 32)
+	}
+	if o.ReportReadTimeout <= 0 {
+		o.ReportReadTimeout = 60 * time.Second
+	}
+	if o.ReportQueueTimeout <= 0 {
+		o.ReportQueueTimeout = 30 * time.Second
+	}
+	a := &api{Options: o, reports: make(chan struct{}, o.MaxConcurrentReports)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", a.root)
 	mux.HandleFunc("GET /v1", a.v1)
@@ -384,10 +412,32 @@ func (a *api) reapply(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-// cont is the agent's callback. It is the one unauthenticated write, so its
-// body is bounded before anything reads it.
+// cont is the agent's callback. It is the one unauthenticated write, so
+// everything about it is bounded before anything reads it: how many reports
+// are read and decoded at once (a slot is taken before the body is read, so
+// 50 agents posting 16 MiB each hold at most MaxConcurrentReports bodies),
+// how long reading one may take, and its size.
 func (a *api) cont(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxReportBytes))
+	wait := time.NewTimer(a.ReportQueueTimeout)
+	select {
+	case a.reports <- struct{}{}:
+		wait.Stop()
+		defer func() { <-a.reports }()
+	case <-r.Context().Done():
+		wait.Stop()
+		return
+	case <-wait.C:
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, "Too many introspection reports are being processed, retry later")
+		return
+	}
+	// Deadlines the server's own timeouts cannot give: they run from the
+	// slot, not from the connection's first byte, so a report that queued
+	// still has its full time to arrive and be answered.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(a.ReportReadTimeout))
+	_ = rc.SetWriteDeadline(time.Now().Add(2 * a.ReportReadTimeout))
+	body, err := readReport(http.MaxBytesReader(w, r.Body, MaxReportBytes), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -405,10 +455,25 @@ func (a *api) cont(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"uuid": id})
 }
 
+// readReport reads a report body into one buffer of the announced size
+// (io.ReadAll's doubling would hold up to twice a 16 MiB body).
+func readReport(r io.Reader, contentLength int64) ([]byte, error) {
+	if contentLength <= 0 || contentLength > MaxReportBytes {
+		return io.ReadAll(r)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, contentLength+1))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
+}
+
 func (a *api) createRule(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		writeError(w, http.StatusRequestEntityTooLarge, "Request body too large")
+		return
+	}
+	if err := jsonlimit.Check(body, ruleLimits); err != nil {
+		writeError(w, http.StatusBadRequest, "Invalid rule: "+err.Error())
 		return
 	}
 	rule, err := rules.Parse(body)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ferrometal/ferro/internal/jsonlimit"
 	"github.com/ferrometal/ferro/internal/pyjson"
 )
 
@@ -126,6 +127,9 @@ func decodeJSON(body []byte) (any, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, nil
 	}
+	if err := jsonlimit.Check(body, bodyLimits); err != nil {
+		return nil, badRequest("Malformed JSON in request body: %s", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -137,6 +141,12 @@ func decodeJSON(body []byte) (any, error) {
 	}
 	return v, nil
 }
+
+// bodyLimits bound what a request body may decode to, before it is decoded:
+// the nesting depth Ironic allows (OSSN-0099) and a value count well above
+// what any real request holds, so a 1 MiB body cannot become hundreds of
+// thousands of maps or be stored so deep that listing it fails later.
+var bodyLimits = jsonlimit.Limits{MaxDepth: 25, MaxValues: 1 << 17}
 
 func jsonErrText(err error) string {
 	var se *json.SyntaxError

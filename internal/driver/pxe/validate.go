@@ -105,10 +105,20 @@ func (b *Boot) plan(t *driver.Task) (*plan, error) {
 	}
 	checkDHCPValue(&pr, "[pxe]tftp_server", b.cfg.PXE.TFTPServer, false)
 
-	// Deploy kernel and ramdisk: both from driver_info, or, only when
-	// driver_info has neither, both from [conductor].
-	dk, dkOK := stringField(&pr, n.DriverInfo, "deploy_kernel")
-	dr, drOK := stringField(&pr, n.DriverInfo, "deploy_ramdisk")
+	p.kernel, p.ramdisk = b.checkDeployImages(&pr, n.DriverInfo)
+
+	p.appendParams = b.checkAppendParams(&pr, t)
+	if err := pr.err(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkDeployImages validates the deploy kernel and ramdisk: both from
+// driver_info, or, only when driver_info has neither, both from [conductor].
+func (b *Boot) checkDeployImages(pr *problems, info map[string]any) (kernel, ramdisk image) {
+	dk, dkOK := stringField(pr, info, "deploy_kernel")
+	dr, drOK := stringField(pr, info, "deploy_ramdisk")
 	kSrc, rSrc := "driver_info[deploy_kernel]", "driver_info[deploy_ramdisk]"
 	switch {
 	case dkOK && drOK:
@@ -133,15 +143,10 @@ func (b *Boot) plan(t *driver.Task) (*plan, error) {
 		}
 	}
 	if dk != "" && dr != "" {
-		p.kernel = b.checkImage(&pr, kSrc, "deploy_kernel", dk)
-		p.ramdisk = b.checkImage(&pr, rSrc, "deploy_ramdisk", dr)
+		kernel = b.checkImage(pr, kSrc, "deploy_kernel", dk)
+		ramdisk = b.checkImage(pr, rSrc, "deploy_ramdisk", dr)
 	}
-
-	p.appendParams = b.checkAppendParams(&pr, t)
-	if err := pr.err(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return kernel, ramdisk
 }
 
 // checkDHCPValue validates a value that goes into a DHCP option (and so,

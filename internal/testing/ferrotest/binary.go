@@ -33,27 +33,62 @@ var build struct {
 // is used as is.
 func Binary(t testing.TB) string {
 	t.Helper()
-	build.once.Do(func() { build.path, build.err = buildFerro() })
-	if build.err != nil {
-		t.Fatalf("ferro binary: %v", build.err)
+	build.once.Do(func() { build.path, build.err = buildCommand("ferro", BinaryEnv) })
+	return checkBinary(t, "ferro", build.path, build.err)
+}
+
+var commands struct {
+	mu    sync.Mutex
+	built map[string]*builtCommand
+}
+
+type builtCommand struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Command returns the path of the binary of this checkout's cmd/<name>
+// (e.g. "ferro-vbmc"), building it at most once per test binary; $envVar,
+// when set and not empty, names a prebuilt binary to use instead.
+func Command(t testing.TB, name, envVar string) string {
+	t.Helper()
+	commands.mu.Lock()
+	if commands.built == nil {
+		commands.built = map[string]*builtCommand{}
+	}
+	b := commands.built[name]
+	if b == nil {
+		b = &builtCommand{}
+		commands.built[name] = b
+	}
+	commands.mu.Unlock()
+	b.once.Do(func() { b.path, b.err = buildCommand(name, envVar) })
+	return checkBinary(t, name, b.path, b.err)
+}
+
+func checkBinary(t testing.TB, name, path string, err error) string {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s binary: %v", name, err)
 	}
 	// Stat the file so that go test's result cache sees the binary: a test
 	// that only runs the binary does not import the server's packages, and
 	// without this a changed server would not invalidate a cached pass.
-	if _, err := os.Stat(build.path); err != nil {
-		t.Fatalf("ferro binary: %v", err)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%s binary: %v", name, err)
 	}
-	return build.path
+	return path
 }
 
-func buildFerro() (string, error) {
-	if p := os.Getenv(BinaryEnv); p != "" {
+func buildCommand(name, envVar string) (string, error) {
+	if p := os.Getenv(envVar); envVar != "" && p != "" {
 		abs, err := filepath.Abs(p)
 		if err != nil {
-			return "", fmt.Errorf("%s=%s: %w", BinaryEnv, p, err)
+			return "", fmt.Errorf("%s=%s: %w", envVar, p, err)
 		}
 		if _, err := os.Stat(abs); err != nil {
-			return "", fmt.Errorf("%s: %w", BinaryEnv, err)
+			return "", fmt.Errorf("%s: %w", envVar, err)
 		}
 		return abs, nil
 	}
@@ -84,14 +119,14 @@ func buildFerro() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("find the go command: %w", err)
 	}
-	out := filepath.Join(tmp, "ferro")
-	cmd := exec.Command(goTool, "build", "-trimpath", "-buildvcs=false", "-o", out, "./cmd/ferro")
+	out := filepath.Join(tmp, name)
+	cmd := exec.Command(goTool, "build", "-trimpath", "-buildvcs=false", "-o", out, "./cmd/"+name)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/ferro in %s: %w\n%s", root, err, msg)
+		return "", fmt.Errorf("go build ./cmd/%s in %s: %w\n%s", name, root, err, msg)
 	}
-	final := filepath.Join(dir, "ferro")
+	final := filepath.Join(dir, name)
 	if err := os.Rename(out, final); err != nil {
 		return "", fmt.Errorf("install built binary: %w", err)
 	}

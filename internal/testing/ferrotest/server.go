@@ -234,6 +234,9 @@ func (s *Server) logTail() string {
 	return l
 }
 
+// Pid is the server's process id, e.g. to read its /proc entries.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
 // Signal sends sig to the server process.
 func (s *Server) Signal(sig os.Signal) error { return s.cmd.Process.Signal(sig) }
 

@@ -39,6 +39,8 @@ var debianPackage = map[string]string{
 	"postgres":           "postgresql",
 	"neutron-server":     "neutron-server",
 	"qemu-system-x86_64": "qemu-system-x86",
+	"qemu-img":           "qemu-utils",
+	"python3":            "python3",
 }
 
 // RequireTool returns the absolute path of the executable name, looked up in

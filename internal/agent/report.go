@@ -1,0 +1,276 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/callback"
+	"github.com/ferrometal/ferro/internal/inventory"
+)
+
+// Collector names (ironic-python-agent's) that ferro-agent implements.
+// "default" (the inventory) always runs.
+const (
+	CollectorDefault = "default"
+	CollectorPCI     = "pci-devices"
+	CollectorLLDP    = "lldp"
+)
+
+// DefaultCollectors run when the command line names none.
+var DefaultCollectors = []string{CollectorDefault, CollectorPCI, CollectorLLDP}
+
+// ManagerName and ManagerVersion identify the agent in the report's
+// configuration, where IPA lists its hardware managers.
+const (
+	ManagerName    = "ferro_agent"
+	ManagerVersion = "1"
+)
+
+// Failures accumulates what went wrong while collecting, for the report's
+// error field (IPA's AccumulatedFailures wording).
+type Failures struct{ msgs []string }
+
+// Add records a failure; nil is ignored.
+func (f *Failures) Add(err error) {
+	if err != nil {
+		f.msgs = append(f.msgs, err.Error())
+	}
+}
+
+// Error is the report's error value: nil when nothing failed.
+func (f *Failures) Error() *string {
+	if len(f.msgs) == 0 {
+		return nil
+	}
+	s := "The following errors were encountered:\n* " + strings.Join(f.msgs, "\n* ")
+	return &s
+}
+
+// Host is what Collect reads the machine through; the real system's
+// fields are set by Run, tests give fixture trees and fakes.
+type Host struct {
+	Root  string   // "/" on the machine
+	Addrs AddrFunc // nil: no addresses
+	// BMC reads the BMC's addresses; nil, or an error wrapping
+	// errNotFound, means the machine has none.
+	BMC func(context.Context) (*BMC, error)
+	// LLDP captures frames on the named interfaces; nil skips the
+	// lldp collector.
+	LLDP func(ctx context.Context, names []string, timeout time.Duration) (map[string][]inventory.TLV, error)
+}
+
+// Collect builds the report. A failing collector does not stop the others:
+// its error goes into the report's error field, so the operator sees it.
+func Collect(ctx context.Context, log *slog.Logger, h Host, p Params, failures *Failures) *inventory.Report {
+	collectors := p.Collectors
+	if collectors == nil {
+		collectors = DefaultCollectors
+	}
+	inv := &inventory.Inventory{Interfaces: []inventory.Interface{}, Disks: []inventory.Disk{}}
+	rep := &inventory.Report{Inventory: inv, BootInterface: p.BootIF}
+
+	// LLDP is a wait for frames: listen while the rest is collected.
+	type lldpResult struct {
+		raw map[string][]inventory.TLV
+		err error
+	}
+	var lldpDone chan lldpResult
+	if h.LLDP != nil && slices.Contains(collectors, CollectorLLDP) {
+		ifs, err := Interfaces(h.Root, nil)
+		if err == nil {
+			names := make([]string, 0, len(ifs))
+			for _, ifc := range ifs {
+				names = append(names, ifc.Name)
+			}
+			lldpDone = make(chan lldpResult, 1)
+			go func() {
+				raw, err := h.LLDP(ctx, names, p.LLDPTimeout)
+				lldpDone <- lldpResult{raw, err}
+			}()
+		}
+	}
+
+	smb, err := SMBIOS(h.Root)
+	if err != nil && !errors.Is(err, errNotFound) {
+		failures.Add(err)
+	}
+	if inv.CPU, err = CPU(h.Root); err != nil {
+		failures.Add(err)
+	}
+	if inv.Memory, err = Memory(h.Root, smb); err != nil {
+		failures.Add(err)
+	}
+	if smb != nil {
+		if inv.SystemVendor, err = SystemVendor(smb); err != nil {
+			failures.Add(err)
+		}
+	}
+	if d, err := Disks(h.Root); err != nil {
+		failures.Add(err)
+	} else {
+		inv.Disks = d
+		rep.RootDisk = RootDisk(d)
+	}
+	if ifs, err := Interfaces(h.Root, h.Addrs); err != nil {
+		failures.Add(err)
+	} else {
+		inv.Interfaces = ifs
+	}
+	inv.Boot = Boot(h.Root, p.BootIF)
+	inv.Hostname = Hostname(h.Root)
+	if h.BMC != nil {
+		bmc, err := h.BMC(ctx)
+		switch {
+		case errors.Is(err, errNotFound):
+			log.Debug("no in-band IPMI device")
+		case err != nil:
+			failures.Add(err)
+		default:
+			inv.BMCAddress, inv.BMCV6Address, inv.BMCMAC = bmc.Address, bmc.V6Address, bmc.MAC
+		}
+	}
+
+	ran := []string{CollectorDefault}
+	for _, c := range collectors {
+		switch c {
+		case CollectorDefault:
+		case CollectorPCI:
+			ran = append(ran, c)
+			if devs, err := PCIDevices(h.Root); err != nil {
+				failures.Add(err)
+			} else {
+				rep.PCIDevices = devs
+			}
+		case CollectorLLDP:
+			if lldpDone == nil {
+				continue
+			}
+			ran = append(ran, c)
+			r := <-lldpDone
+			failures.Add(r.err)
+			rep.LLDPRaw = r.raw
+		default:
+			log.Info("collector not implemented, skipped", "collector", c)
+		}
+	}
+	rep.Configuration = &inventory.Configuration{
+		Collectors: slices.Compact(ran),
+		Managers:   []inventory.Manager{{Name: ManagerName, Version: ManagerVersion}},
+	}
+	return rep
+}
+
+// Poster sends the report to the inspection callback.
+type Poster struct {
+	URL   string
+	Token string // sent as callback.TokenHeader when set; never logged
+	// Client defaults to one with a 30 s timeout per attempt.
+	Client *http.Client
+	// Deadline bounds all attempts together.
+	Deadline time.Duration
+	// MinBackoff and MaxBackoff bound the wait between attempts
+	// (exponential, with jitter); 0 means 1 s and 30 s.
+	MinBackoff, MaxBackoff time.Duration
+	Log                    *slog.Logger
+}
+
+// ErrRejected is returned (wrapped) when the inspector refused the report
+// with a 4xx status other than 404/409/429: retrying the same body will not
+// help.
+var ErrRejected = errors.New("inspector rejected the report")
+
+// Post sends rep until the inspector accepts it (2xx), it is rejected, or
+// the deadline passes. It returns the inspector's answer body.
+func (p *Poster) Post(ctx context.Context, rep *inventory.Report) ([]byte, error) {
+	body, err := json.Marshal(rep)
+	if err != nil {
+		return nil, fmt.Errorf("encode report: %w", err)
+	}
+	client := p.Client
+	if client == nil {
+		client = &http.Client{Timeout: 30 * time.Second}
+	}
+	minB, maxB := p.MinBackoff, p.MaxBackoff
+	if minB <= 0 {
+		minB = time.Second
+	}
+	if maxB <= 0 {
+		maxB = 30 * time.Second
+	}
+	if p.Deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.Deadline)
+		defer cancel()
+	}
+	log := p.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	wait := minB
+	for attempt := 1; ; attempt++ {
+		answer, retry, err := p.once(ctx, client, body)
+		if err == nil {
+			log.Info("report accepted", "attempt", attempt, "bytes", len(body))
+			return answer, nil
+		}
+		if !retry {
+			return nil, err
+		}
+		log.Warn("report not accepted, will retry", "attempt", attempt, "err", err, "wait", wait)
+		t := time.NewTimer(wait/2 + rand.N(wait/2+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("post report: gave up after %d attempts: %w (last: %v)", attempt, ctx.Err(), err)
+		case <-t.C:
+		}
+		wait = min(2*wait, maxB)
+	}
+}
+
+// once makes one attempt; retry says whether another may succeed.
+func (p *Poster) once(ctx context.Context, client *http.Client, body []byte) ([]byte, bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, false, fmt.Errorf("post report: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if p.Token != "" {
+		req.Header.Set(callback.TokenHeader, p.Token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, true, fmt.Errorf("post report: %w", err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	switch {
+	case resp.StatusCode/100 == 2:
+		return answer, false, nil
+	case resp.StatusCode == http.StatusNotFound, resp.StatusCode == http.StatusConflict,
+		resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
+		// not yet waiting for us, busy, or down: worth another try
+		return nil, true, fmt.Errorf("post report: %s: %s", resp.Status, snippet(answer))
+	default:
+		return nil, false, fmt.Errorf("post report: %w: %s: %s", ErrRejected, resp.Status, snippet(answer))
+	}
+}
+
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}

@@ -1,0 +1,150 @@
+package redfish
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Errors ParseDriverInfo wraps, so that drivers can map them onto Ironic's
+// MissingParameterValue and InvalidParameterValue.
+var (
+	ErrMissingDriverInfo = errors.New("missing redfish driver_info")
+	ErrInvalidDriverInfo = errors.New("invalid redfish driver_info")
+)
+
+// Auth types of driver_info[redfish_auth_type], as Ironic's.
+const (
+	AuthBasic   = "basic"
+	AuthSession = "session"
+	AuthAuto    = "auto"
+)
+
+// Endpoint is one BMC and the System on it, from a node's driver_info.
+type Endpoint struct {
+	// Address is scheme://host[:port], without a path.
+	Address string
+	// SystemID is the System's path (/redfish/v1/Systems/1) or member Id;
+	// empty means the only System the service has.
+	SystemID string
+	Username string
+	Password string
+	// Insecure skips TLS verification (redfish_verify_ca=false).
+	Insecure bool
+	// CAFile is a CA bundle to verify the BMC with, instead of the system's.
+	CAFile   string
+	AuthType string
+}
+
+// String names the BMC for messages; it never contains the password.
+func (e Endpoint) String() string { return e.Address }
+
+// ParseDriverInfo reads Ironic's redfish_* keys. defaultAuth is
+// [redfish]auth_type. A missing redfish_address wraps ErrMissingDriverInfo,
+// any bad value ErrInvalidDriverInfo; messages name the key and never the
+// password.
+func ParseDriverInfo(info map[string]any, defaultAuth string) (Endpoint, error) {
+	var ep Endpoint
+	var bad []string
+	str := func(key string) (string, bool) {
+		v, ok := info[key]
+		if !ok || v == nil {
+			return "", false
+		}
+		s, isStr := v.(string)
+		if !isStr {
+			bad = append(bad, fmt.Sprintf("driver_info[%s] must be a string, not %T", key, v))
+			return "", false
+		}
+		return s, s != ""
+	}
+	addr, ok := str("redfish_address")
+	if !ok && len(bad) == 0 {
+		return ep, fmt.Errorf("%w: driver_info[redfish_address] is required", ErrMissingDriverInfo)
+	}
+	if ok {
+		a, err := parseAddress(addr)
+		if err != nil {
+			bad = append(bad, err.Error())
+		}
+		ep.Address = a
+	}
+	if id, ok := str("redfish_system_id"); ok {
+		if strings.ContainsAny(id, "?#\\ \t\r\n") || strings.Contains(id, "..") {
+			bad = append(bad, fmt.Sprintf("driver_info[redfish_system_id] %q is not a System path or Id", id))
+		}
+		ep.SystemID = id
+	}
+	ep.Username, _ = str("redfish_username")
+	ep.Password, _ = str("redfish_password")
+	ep.AuthType = defaultAuth
+	if a, ok := str("redfish_auth_type"); ok {
+		ep.AuthType = a
+	}
+	switch ep.AuthType {
+	case AuthBasic, AuthSession, AuthAuto:
+	case "":
+		ep.AuthType = AuthAuto
+	default:
+		bad = append(bad, fmt.Sprintf("driver_info[redfish_auth_type] %q must be one of basic, session, auto", ep.AuthType))
+	}
+	if v, ok := info["redfish_verify_ca"]; ok && v != nil {
+		switch x := v.(type) {
+		case bool:
+			ep.Insecure = !x
+		case string:
+			if b, err := strconv.ParseBool(x); err == nil || isBoolWord(x) {
+				ep.Insecure = !(b || strings.EqualFold(x, "yes") || strings.EqualFold(x, "on"))
+			} else if _, err := os.Stat(x); err == nil {
+				ep.CAFile = x
+			} else {
+				bad = append(bad, fmt.Sprintf("driver_info[redfish_verify_ca] %q is neither a boolean nor an existing CA bundle file or directory", x))
+			}
+		default:
+			bad = append(bad, fmt.Sprintf("driver_info[redfish_verify_ca] must be a boolean or a CA bundle path, not %T", v))
+		}
+	}
+	if len(bad) > 0 {
+		return ep, fmt.Errorf("%w: %s", ErrInvalidDriverInfo, strings.Join(bad, "; "))
+	}
+	return ep, nil
+}
+
+func isBoolWord(s string) bool {
+	switch strings.ToLower(s) {
+	case "yes", "no", "on", "off":
+		return true
+	}
+	return false
+}
+
+// parseAddress accepts http(s)://host[:port] and a bare host[:port], which
+// means https, as Ironic does.
+func parseAddress(raw string) (string, error) {
+	s := raw
+	if !strings.Contains(s, "://") {
+		s = "https://" + s
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("driver_info[redfish_address] %q is not a URL: %v", raw, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("driver_info[redfish_address] %q must be http:// or https://", raw)
+	case u.Host == "" || u.Hostname() == "":
+		return "", fmt.Errorf("driver_info[redfish_address] %q has no host", raw)
+	case u.User != nil:
+		return "", fmt.Errorf("driver_info[redfish_address] must not carry credentials: use redfish_username and redfish_password")
+	case u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/"):
+		return "", fmt.Errorf("driver_info[redfish_address] %q must be scheme://host[:port] without a path", raw)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("driver_info[redfish_address] %q has an invalid port", raw)
+		}
+	}
+	return u.Scheme + "://" + u.Host, nil
+}

@@ -1,0 +1,250 @@
+package redfish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/stmcginnis/gofish"
+	"github.com/stmcginnis/gofish/schemas"
+)
+
+// system finds the node's System: redfish_system_id as a path, or as a
+// member Id, or the only System when it is not set.
+func system(api *gofish.APIClient, ep Endpoint) (*schemas.ComputerSystem, error) {
+	if strings.HasPrefix(ep.SystemID, "/") {
+		sys, err := schemas.GetComputerSystem(api, ep.SystemID)
+		if status(err) == http.StatusNotFound {
+			return nil, fmt.Errorf("%w: System %s (driver_info[redfish_system_id]) does not exist", ErrNotFound, ep.SystemID)
+		}
+		return sys, err
+	}
+	systems, err := api.Service.Systems()
+	if err != nil {
+		return nil, fmt.Errorf("list Systems: %w", err)
+	}
+	var ids []string
+	for _, s := range systems {
+		ids = append(ids, s.ODataID)
+		if ep.SystemID != "" && (s.ID == ep.SystemID || path.Base(s.ODataID) == ep.SystemID) {
+			return s, nil
+		}
+	}
+	switch {
+	case ep.SystemID != "":
+		return nil, fmt.Errorf("%w: System %q (driver_info[redfish_system_id]) does not exist; the BMC has %v", ErrNotFound, ep.SystemID, ids)
+	case len(systems) == 1:
+		return systems[0], nil
+	case len(systems) == 0:
+		return nil, fmt.Errorf("%w: the BMC has no System", ErrNotFound)
+	}
+	return nil, fmt.Errorf("the BMC has %d Systems %v: set driver_info[redfish_system_id]", len(systems), ids)
+}
+
+// withSystem runs fn on the node's System, with do's retries.
+func (c *Client) withSystem(ctx context.Context, ep Endpoint, step string, fn func(api *gofish.APIClient, sys *schemas.ComputerSystem) error) error {
+	return c.do(ctx, ep, step, func(api *gofish.APIClient) error {
+		sys, err := system(api, ep)
+		if err != nil {
+			return err
+		}
+		return fn(api, sys)
+	})
+}
+
+// SystemInfo is what a quick look at the System tells.
+type SystemInfo struct {
+	Path       string
+	PowerState string // "On", "Off", "PoweringOn", "PoweringOff", or ""
+	ResetTypes []string
+	Boot       BootOverride
+	// BootTargets are the override targets the System allows; empty when it does not say.
+	BootTargets []string
+	// BootModeSettable is whether BootSourceOverrideMode is present.
+	BootModeSettable bool
+}
+
+// BootOverride is a System's boot source override.
+type BootOverride struct {
+	Target  string // Pxe, Hdd, Cd, BiosSetup, None…
+	Enabled string // Once, Continuous, Disabled
+	Mode    string // UEFI, Legacy, or "" (not supported / leave as is)
+}
+
+// System reads the System's power state, reset types and boot override.
+func (c *Client) System(ctx context.Context, ep Endpoint) (SystemInfo, error) {
+	var info SystemInfo
+	err := c.withSystem(ctx, ep, "get System", func(_ *gofish.APIClient, sys *schemas.ComputerSystem) error {
+		info = systemInfo(sys)
+		return nil
+	})
+	return info, err
+}
+
+func systemInfo(sys *schemas.ComputerSystem) SystemInfo {
+	info := SystemInfo{
+		Path:       sys.ODataID,
+		PowerState: string(sys.PowerState),
+		Boot: BootOverride{
+			Target:  string(sys.Boot.BootSourceOverrideTarget),
+			Enabled: string(sys.Boot.BootSourceOverrideEnabled),
+			Mode:    string(sys.Boot.BootSourceOverrideMode),
+		},
+		BootModeSettable: sys.Boot.BootSourceOverrideMode != "",
+	}
+	for _, t := range sys.Boot.AllowableBootSourceOverrideTargetValues {
+		info.BootTargets = append(info.BootTargets, string(t))
+	}
+	if rts, err := sys.GetSupportedResetTypes(); err == nil {
+		for _, rt := range rts {
+			info.ResetTypes = append(info.ResetTypes, string(rt))
+		}
+	}
+	return info
+}
+
+// Reset posts ComputerSystem.Reset with resetType, which must be one the
+// System advertises (when it advertises any).
+func (c *Client) Reset(ctx context.Context, ep Endpoint, resetType string) error {
+	return c.withSystem(ctx, ep, "reset System ("+resetType+")", func(_ *gofish.APIClient, sys *schemas.ComputerSystem) error {
+		_, err := sys.Reset(schemas.ResetType(resetType))
+		return err
+	})
+}
+
+// SetBoot sets the boot source override. Mode is sent only when not empty.
+func (c *Client) SetBoot(ctx context.Context, ep Endpoint, b BootOverride) error {
+	return c.withSystem(ctx, ep, "set boot override to "+b.Target+"/"+b.Enabled, func(api *gofish.APIClient, sys *schemas.ComputerSystem) error {
+		boot := map[string]any{"BootSourceOverrideTarget": b.Target, "BootSourceOverrideEnabled": b.Enabled}
+		if b.Mode != "" {
+			boot["BootSourceOverrideMode"] = b.Mode
+		}
+		resp, err := api.Patch(sys.ODataID, map[string]any{"Boot": boot})
+		schemas.DeferredCleanupHTTPResponse(resp)
+		return err
+	})
+}
+
+// VirtualMedia is one virtual media device.
+type VirtualMedia struct {
+	Path       string
+	MediaTypes []string
+	Image      string
+	Inserted   bool
+}
+
+// cdMedia finds the CD/DVD virtual media devices: the System's own, else
+// those of the Managers that manage it, else of every Manager.
+func cdMedia(api *gofish.APIClient, sys *schemas.ComputerSystem) ([]*schemas.VirtualMedia, error) {
+	var all []*schemas.VirtualMedia
+	vms, err := sys.VirtualMedia()
+	if err != nil && status(err) != http.StatusNotFound {
+		return nil, fmt.Errorf("list the System's VirtualMedia: %w", err)
+	}
+	all = append(all, vms...)
+	if len(all) == 0 {
+		managers, err := sys.ManagedBy()
+		if err != nil || len(managers) == 0 {
+			managers, err = api.Service.Managers()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list Managers: %w", err)
+		}
+		for _, m := range managers {
+			vms, err := m.VirtualMedia()
+			if err != nil {
+				if status(err) == http.StatusNotFound {
+					continue
+				}
+				return nil, fmt.Errorf("list VirtualMedia of Manager %s: %w", m.ODataID, err)
+			}
+			all = append(all, vms...)
+		}
+	}
+	var cds []*schemas.VirtualMedia
+	for _, vm := range all {
+		if slices.ContainsFunc(vm.MediaTypes, func(t schemas.VirtualMediaType) bool {
+			return t == schemas.CDVirtualMediaType || t == schemas.DVDVirtualMediaType
+		}) {
+			cds = append(cds, vm)
+		}
+	}
+	return cds, nil
+}
+
+// ErrNoVirtualMedia is wrapped when the BMC has no virtual CD for the System.
+var ErrNoVirtualMedia = errors.New("the BMC exposes no CD or DVD virtual media for this System")
+
+// CDs lists the virtual CD/DVD devices of the System.
+func (c *Client) CDs(ctx context.Context, ep Endpoint) ([]VirtualMedia, error) {
+	var out []VirtualMedia
+	err := c.withSystem(ctx, ep, "list virtual media", func(api *gofish.APIClient, sys *schemas.ComputerSystem) error {
+		cds, err := cdMedia(api, sys)
+		if err != nil {
+			return err
+		}
+		out = out[:0]
+		for _, vm := range cds {
+			v := VirtualMedia{Path: vm.ODataID, Image: vm.Image, Inserted: gofish.Deref(vm.Inserted)}
+			for _, t := range vm.MediaTypes {
+				v.MediaTypes = append(v.MediaTypes, string(t))
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// InsertCD ejects whatever the first virtual CD holds and inserts image.
+func (c *Client) InsertCD(ctx context.Context, ep Endpoint, image string) error {
+	return c.withSystem(ctx, ep, "insert virtual media", func(api *gofish.APIClient, sys *schemas.ComputerSystem) error {
+		cds, err := cdMedia(api, sys)
+		if err != nil {
+			return err
+		}
+		if len(cds) == 0 {
+			return ErrNoVirtualMedia
+		}
+		vm := cds[0]
+		if gofish.Deref(vm.Inserted) || vm.Image != "" {
+			if _, err := vm.EjectMedia(); err != nil {
+				return fmt.Errorf("eject %s from %s: %w", vm.Image, vm.ODataID, err)
+			}
+		}
+		inserted, wp := true, true
+		if _, err := vm.InsertMedia(&schemas.VirtualMediaInsertMediaParameters{Image: image, Inserted: &inserted, WriteProtected: &wp}); err != nil {
+			return fmt.Errorf("insert into %s: %w", vm.ODataID, err)
+		}
+		return nil
+	})
+}
+
+// EjectCDs ejects every virtual CD of the System that holds media whose
+// image keep accepts (nil: all). Ejecting an empty device is skipped, so
+// it is idempotent.
+func (c *Client) EjectCDs(ctx context.Context, ep Endpoint, match func(image string) bool) error {
+	return c.withSystem(ctx, ep, "eject virtual media", func(api *gofish.APIClient, sys *schemas.ComputerSystem) error {
+		cds, err := cdMedia(api, sys)
+		if err != nil {
+			return err
+		}
+		var errs []error
+		for _, vm := range cds {
+			if !gofish.Deref(vm.Inserted) && vm.Image == "" {
+				continue
+			}
+			if match != nil && !match(vm.Image) {
+				continue
+			}
+			if _, err := vm.EjectMedia(); err != nil {
+				errs = append(errs, fmt.Errorf("eject %s: %w", vm.ODataID, err))
+			}
+		}
+		return errors.Join(errs...)
+	})
+}

@@ -1,0 +1,41 @@
+package jsonlimit
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	deep := strings.Repeat("[", 26) + strings.Repeat("]", 26)
+	many := "[" + strings.Repeat("{},", 1000) + "{}]"
+	tests := []struct {
+		name string
+		in   string
+		l    Limits
+		want error
+	}{
+		{"flat object", `{"a": 1, "b": [1, 2, 3]}`, Limits{MaxDepth: 2, MaxValues: 10}, nil},
+		{"too deep", deep, Limits{MaxDepth: 25}, ErrTooDeep},
+		{"exactly deep enough", strings.Repeat("[", 25) + strings.Repeat("]", 25), Limits{MaxDepth: 25}, nil},
+		{"brackets in strings do not count", `{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", "b": "\"[[["}`, Limits{MaxDepth: 1}, nil},
+		{"commas in strings do not count", `["a,b,c,d,e,f"]`, Limits{MaxValues: 2}, nil},
+		{"too many values", many, Limits{MaxValues: 1000}, ErrTooMany},
+		{"no limits", many + deep, Limits{}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Check([]byte(tt.in), tt.l)
+			if !errors.Is(err, tt.want) || (tt.want == nil && err != nil) {
+				t.Fatalf("Check = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	f.Add([]byte(`{"a":[1,2,{"b":"c\"]"}]}`), 3, 5)
+	f.Fuzz(func(t *testing.T, b []byte, depth, values int) {
+		_ = Check(b, Limits{MaxDepth: depth % 64, MaxValues: values % 1024})
+	})
+}

@@ -24,6 +24,7 @@ func ipmiDriverInfo(sim *ipmisim.Sim, password string) map[string]any {
 func TestInspection_IPMI(t *testing.T) {
 	for _, kind := range []string{"pxe", "ipxe"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			sim := ipmisim.Start(t)
 			l := startLab(t, ipmiEnv...)
 			n := l.enroll(nodeSpec{driver: "ipmi", boot: kind, network: "noop",
@@ -86,7 +87,8 @@ func TestInspection_IPMIWrongPassword(t *testing.T) {
 	l.must(http.MethodPatch, "/v1/nodes/"+n.uuid, []map[string]any{
 		{"op": "replace", "path": "/driver_info/ipmi_password", "value": wrong}}, nil)
 
-	l.baremetal("node", "inspect", n.uuid)
+	// The API, not the CLI: the CLI lane is TestInspection_IPMI.
+	l.must(http.MethodPut, "/v1/nodes/"+n.uuid+"/states/provision", map[string]any{"target": "inspect"}, nil)
 	got := l.waitState(n, "inspect failed")
 	le, _ := got["last_error"].(string)
 	for _, want := range []string{sim.Address, "open session"} {
@@ -111,7 +113,7 @@ func TestInspection_IPMIWrongPassword(t *testing.T) {
 			t.Errorf("password %q appears in ferro's log", pw)
 		}
 	}
-	if bytes.Contains([]byte(l.baremetal("node", "show", n.uuid, "-f", "json")), []byte(wrong)) {
-		t.Error("the CLI shows the BMC password")
+	if _, body := l.do(http.MethodGet, "/v1/nodes/"+n.uuid, nil); bytes.Contains(body, []byte(wrong)) {
+		t.Error("the API shows the BMC password")
 	}
 }

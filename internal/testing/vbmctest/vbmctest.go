@@ -52,6 +52,12 @@ type Config struct {
 	Machines []vbmc.MachineConfig
 	// Debug runs ferro-vbmc with --debug (every request logged).
 	Debug bool
+	// Listen is the host the Redfish service and the IPMI endpoints
+	// without an ipmi_listen bind to (default 127.0.0.1).
+	Listen string
+	// Netns runs ferro-vbmc, and so its QEMU machines, inside this network
+	// namespace (ip netns exec), where their taps are.
+	Netns string
 }
 
 // FakeMachines returns n fake machines named prefix0…, each with 2 CPUs,
@@ -116,17 +122,20 @@ func Start(t testing.TB, cfg Config) *VBMC {
 		cfg.Password = "vbmc-secret"
 	}
 	dir := t.TempDir()
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1"
+	}
 	file := vbmc.Config{
 		Username: cfg.Username,
 		Password: cfg.Password,
-		Redfish:  vbmc.RedfishConfig{Listen: "127.0.0.1:0"},
+		Redfish:  vbmc.RedfishConfig{Listen: net.JoinHostPort(cfg.Listen, "0")},
 		StateDir: filepath.Join(dir, "state"),
 		Machines: make([]vbmc.MachineConfig, len(cfg.Machines)),
 	}
 	copy(file.Machines, cfg.Machines)
 	for i := range file.Machines {
 		if file.Machines[i].IPMIListen == "" {
-			file.Machines[i].IPMIListen = "127.0.0.1:0"
+			file.Machines[i].IPMIListen = net.JoinHostPort(cfg.Listen, "0")
 		}
 	}
 	data, err := json.MarshalIndent(file, "", "  ")
@@ -149,6 +158,9 @@ func Start(t testing.TB, cfg Config) *VBMC {
 		args = append(args, "--debug")
 	}
 	v.cmd = exec.Command(bin, args...)
+	if cfg.Netns != "" {
+		v.cmd = exec.Command("ip", append([]string{"netns", "exec", cfg.Netns, bin}, args...)...)
+	}
 	v.cmd.Stderr = v.out
 	setProcAttr(v.cmd)
 	stdout, err := v.cmd.StdoutPipe()

@@ -320,7 +320,7 @@ func (l *lab) inspectMachine(t *testing.T, v *vbmctest.VBMC, m machine, kernel, 
 	if n["provision_state"] != "manageable" || n["last_error"] != nil {
 		t.Fatalf("after inspection: provision_state %v, last_error %v", n["provision_state"], n["last_error"])
 	}
-	t.Logf("%s (%s + %s): inspect --wait took %.1f s; %s", m.name, m.driver, m.boot, took.Seconds(), l.timeline(uuid))
+	t.Logf("%s (%s + %s): inspect --wait took %.1f s; %s; agent: %s", m.name, m.driver, m.boot, took.Seconds(), l.timeline(uuid), agentTimes(console))
 
 	props, _ := n["properties"].(map[string]any)
 	want := map[string]string{"cpus": strconv.Itoa(m.cpus), "memory_mb": strconv.Itoa(m.memMB), "cpu_arch": "x86_64"}
@@ -497,4 +497,16 @@ func str(v any) string {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return fmt.Sprint(v)
+}
+
+// agentTimes reads the agent's own log on the serial console: the kernel's
+// uptime when /init started, and each step's elapsed time.
+func agentTimes(console string) string {
+	b, _ := os.ReadFile(console)
+	var parts []string
+	re := regexp.MustCompile(`msg="(ferro-agent starting|modules loaded|network up|inventory collected|report posted)"(?: .*?(?:uptime|elapsed)=(\S+))?`)
+	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+		parts = append(parts, m[1]+" "+m[2])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -27,7 +27,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,13 +39,13 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4/server4"
 	"github.com/insomniacslk/dhcp/iana"
 	"github.com/pin/tftp/v3"
-	"golang.org/x/sys/unix"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/pxe"
+	"github.com/ferrometal/ferro/internal/netns"
 	"github.com/ferrometal/ferro/internal/states"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 )
@@ -85,24 +84,7 @@ func (n ns) ip(args ...string) error {
 }
 
 // do runs fn on a thread inside the namespace.
-func (n ns) do(fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
-		f, err := os.Open("/run/netns/" + string(n))
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer f.Close()
-		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-			errc <- err
-			return
-		}
-		errc <- fn()
-	}()
-	return <-errc
-}
+func (n ns) do(fn func() error) error { return netns.Do(netns.Path(string(n)), fn) }
 
 func run(o options) error {
 	if os.Geteuid() != 0 {

@@ -24,6 +24,7 @@ Usage:
   ferro serve [flags]     run the service (api, conductor and inspector roles)
   ferro config [flags]    print the effective configuration, secrets masked
   ferro ramdisk build     build the inspection ramdisk (kernel + initramfs with ferro-agent)
+  ferro lab up            a lab: ferro, ferro-vbmc and QEMU machines in a network namespace (root)
   ferro version           print the version
 
 Run 'ferro serve -h' for the flags.
@@ -42,6 +43,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return showConfig(args[1:], stdout, stderr)
 	case "ramdisk":
 		return ramdiskCmd(ctx, args[1:], stdout, stderr)
+	case "lab":
+		return labCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "ferro", buildVersion())
 		return 0

@@ -46,6 +46,7 @@ var debianPackage = map[string]string{
 	"tftp":               "tftp-hpa",
 	"curl":               "curl",
 	"lldpd":              "lldpd",
+	"lldpcli":            "lldpd",
 	"apt-get":            "apt",
 	"dpkg-deb":           "dpkg",
 }

@@ -173,6 +173,10 @@ func (l *lab) lldpd(t *testing.T, taps []string) (chassis string, ports map[stri
 			chassis = c.ID.Value
 		}
 	}
+	l.lldpStats = func() string {
+		b, _ := ctl("show", "statistics")
+		return string(b)
+	}
 	if chassis == "" || len(ports) != len(taps) {
 		t.Fatalf("lldpd identity: chassis %q ports %v from %s", chassis, ports, b)
 	}
@@ -190,7 +194,9 @@ func TestInspect_QEMUMachinesWithTheBaremetalCLI(t *testing.T) {
 	images := builtRamdisk(t)
 	kernel := "file://" + filepath.Join(images, ramdisk.KernelFile)
 	initrd := "file://" + filepath.Join(images, ramdisk.InitramfsFile)
-	params := "console=ttyS0 panic=-1 loglevel=4 ipa-lldp-timeout=4"
+	// The agent stops listening at the first frame; lldpd sends every
+	// second once QEMU has opened the machine's tap.
+	params := "console=ttyS0 panic=-1 loglevel=4 ipa-lldp-timeout=30 ipa-debug=1"
 	l := startLab(t,
 		"FERRO_CONDUCTOR_FILE_URL_ALLOWED_PATHS="+images,
 		"FERRO_INSPECTOR_CALLBACK_ENDPOINT_OVERRIDE=http://"+bridgeIP+":5050",
@@ -344,7 +350,8 @@ func (l *lab) inspectMachine(t *testing.T, v *vbmctest.VBMC, m machine, kernel, 
 	}
 	llc, _ := ports[0]["Local Link Connection"].(map[string]any)
 	if str(llc["switch_id"]) != chassis || str(llc["port_id"]) != lldpPort {
-		t.Errorf("local_link_connection = %v, want switch_id %s (lldpd's chassis) port_id %s (lldpd's port on %s)", llc, chassis, lldpPort, m.tap)
+		t.Errorf("local_link_connection = %v, want switch_id %s (lldpd's chassis) port_id %s (lldpd's port on %s); lldpd's statistics:\n%s",
+			llc, chassis, lldpPort, m.tap, l.lldpStats())
 	}
 	if n["power_state"] != "power off" {
 		t.Errorf("power_state after inspection %v, want power off", n["power_state"])

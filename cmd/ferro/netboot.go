@@ -26,6 +26,7 @@ func netbootOptions(cfg *config.Config, db dhcp.Store, log *slog.Logger) (netboo
 		TFTPPort:         nb.TFTPPort,
 		TFTPMaxTransfers: nb.TFTPMaxTransfers,
 		TFTPTimeout:      time.Duration(nb.TFTPTimeout) * time.Second,
+		TFTPSinglePort:   nb.TFTPSinglePort,
 		IPv6RA:           nb.IPv6RA,
 		TFTPRoot:         cfg.PXE.TFTPRoot,
 		HTTPRoot:         cfg.Deploy.HTTPRoot,

@@ -25,6 +25,10 @@ type Netboot struct {
 	TFTPPort int `ini:"tftp_port"`
 	// TFTPMaxTransfers bounds concurrent TFTP transfers.
 	TFTPMaxTransfers int `ini:"tftp_max_transfers"`
+	// TFTPSinglePort serves every transfer from the TFTP port itself (one
+	// port to open in a firewall) instead of a new port per transfer,
+	// which is faster with many clients at once.
+	TFTPSinglePort bool `ini:"tftp_single_port"`
 	// TFTPTimeout is the per-packet TFTP timeout in seconds.
 	TFTPTimeout int `ini:"tftp_timeout"`
 	// IPv6RA answers router solicitations with a minimal router
@@ -40,6 +44,7 @@ func defaultNetboot() Netboot {
 		TFTPPort:         69,
 		TFTPMaxTransfers: 64,
 		TFTPTimeout:      5,
+		TFTPSinglePort:   true,
 		IPv6RA:           true,
 	}
 }

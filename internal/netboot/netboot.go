@@ -70,6 +70,7 @@ type Options struct {
 	TFTPPort         int
 	TFTPMaxTransfers int
 	TFTPTimeout      time.Duration
+	TFTPSinglePort   bool
 	IPv6RA           bool
 
 	TFTPRoot, HTTPRoot string
@@ -140,7 +141,7 @@ func New(o Options) (*Service, error) {
 	}
 	if o.TFTPPort != 0 {
 		s.tftp, err = tftp.New(tftp.Options{Root: s.tftpRoot, Events: o.Events, Log: o.Log,
-			MaxTransfers: o.TFTPMaxTransfers, Timeout: o.TFTPTimeout})
+			MaxTransfers: o.TFTPMaxTransfers, Timeout: o.TFTPTimeout, SinglePort: o.TFTPSinglePort})
 		if err != nil {
 			s.close()
 			return nil, fmt.Errorf("netboot: %w", err)

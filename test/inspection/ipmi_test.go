@@ -27,6 +27,7 @@ func ipmiDriverInfo(sim *ipmisim.Sim, password string) map[string]any {
 func TestInspection_IPMI(t *testing.T) {
 	for _, kind := range []string{"pxe", "ipxe"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			sim := ipmisim.Start(t)
 			l := startLab(t, ipmiEnv...)
 			n := l.enroll(nodeSpec{driver: "ipmi", boot: kind, network: "noop",
@@ -87,7 +88,8 @@ func TestInspection_IPMIWrongPassword(t *testing.T) {
 	l.must(http.MethodPatch, "/v1/nodes/"+n.uuid, []map[string]any{
 		{"op": "replace", "path": "/driver_info/ipmi_password", "value": wrong}}, nil)
 
-	l.baremetal("node", "inspect", n.uuid)
+	// The API, not the CLI: the CLI lane is TestInspection_IPMI.
+	l.must(http.MethodPut, "/v1/nodes/"+n.uuid+"/states/provision", map[string]any{"target": "inspect"}, nil)
 	got := l.waitState(n, "inspect failed")
 	le, _ := got["last_error"].(string)
 	for _, want := range []string{sim.Address, "open session"} {

@@ -42,6 +42,9 @@ type lab struct {
 	cliBin   string
 	cliEnv   []string
 
+	// lldpStats is lldpcli's statistics, once lldpd runs.
+	lldpStats func() string
+
 	cmd  *exec.Cmd
 	out  *logBuffer
 	done chan struct{}

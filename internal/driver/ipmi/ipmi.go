@@ -283,7 +283,7 @@ func (p Power) softTimeout(timeout time.Duration) time.Duration {
 func (p Power) setAndWait(ctx context.Context, t *driver.Task, in info, a bmc.PowerAction, wantOn bool, timeout time.Duration) error {
 	log := t.Log
 	if log != nil {
-		log.Info("IPMI power action", "node", t.Node.UUID, "bmc", in.target.String(), "action", string(a))
+		log.Info("IPMI power action", "bmc", in.target.String(), "action", string(a))
 	}
 	if err := p.o.Client.Power(ctx, in.target, a); err != nil {
 		return err
@@ -352,7 +352,7 @@ func (m Management) SetBootDevice(ctx context.Context, t *driver.Task, device st
 		keep = *in.disableBootTimeout
 	}
 	if t.Log != nil {
-		t.Log.Info("IPMI set boot device", "node", t.Node.UUID, "bmc", in.target.String(), "device", device,
+		t.Log.Info("IPMI set boot device", "bmc", in.target.String(), "device", device,
 			"persistent", persistent, "boot_mode", mode)
 	}
 	return m.o.Client.SetBootDevice(ctx, in.target, bmc.SetBootOptions{

@@ -30,6 +30,10 @@ type Options struct {
 	Retries int
 	// BlockSize caps the negotiated blksize (clamped to the interface MTU).
 	BlockSize int
+	// SinglePort serves every transfer from the listening socket (one port
+	// for a firewall) instead of a new socket per transfer (faster with
+	// many clients: pin/tftp serialises single-port packets).
+	SinglePort bool
 }
 
 // Server serves one boot root.
@@ -65,8 +69,9 @@ func New(o Options) (*Server, error) {
 	s.srv.SetTimeout(o.Timeout)
 	s.srv.SetRetries(o.Retries)
 	s.srv.SetBlockSize(o.BlockSize)
-	// One socket for every transfer: a firewall or namespace needs port 69 only.
-	s.srv.EnableSinglePort()
+	if o.SinglePort {
+		s.srv.EnableSinglePort()
+	}
 	return s, nil
 }
 

@@ -49,6 +49,7 @@ var debianPackage = map[string]string{
 	"curl":               "curl",
 	"htpasswd":           "apache2-utils",
 	"lldpd":              "lldpd",
+	"lldpcli":            "lldpd",
 	"apt-get":            "apt",
 	"dpkg-deb":           "dpkg",
 	"ip":                 "iproute2",

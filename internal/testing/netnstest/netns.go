@@ -16,13 +16,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/ferrometal/ferro/internal/netns"
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 )
 
@@ -116,22 +114,7 @@ func (ns *NS) Command(name string, args ...string) *exec.Cmd {
 // stay in this one.
 func (ns *NS) Do(fn func() error) error {
 	errc := make(chan error, 1)
-	go func() {
-		// The thread is not unlocked: it dies with this goroutine instead
-		// of going back to the scheduler in the wrong namespace.
-		runtime.LockOSThread()
-		f, err := os.Open("/run/netns/" + ns.Name)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer f.Close()
-		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-			errc <- fmt.Errorf("enter network namespace %s: %w", ns.Name, err)
-			return
-		}
-		errc <- fn()
-	}()
+	go func() { errc <- netns.Do(netns.Path(ns.Name), fn) }()
 	return <-errc
 }
 

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"debug/elf"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/ferrometal/ferro/internal/lab"
+	"github.com/ferrometal/ferro/internal/ramdisk"
+)
+
+// labCmd is `ferro lab up`: ferro, ferro-vbmc and QEMU machines in a
+// network namespace, machines enrolled, until interrupted.
+func labCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "up" {
+		fmt.Fprintln(stderr, "usage: ferro lab up [--machines N] [--netns NAME] [--dir DIR] [--keep]")
+		return 2
+	}
+	fs := flag.NewFlagSet("lab up", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	machines := fs.Int("machines", 1, "QEMU machines to create and enrol")
+	memory := fs.Int("memory-mb", 1024, "memory of each machine (a multiple of 1024)")
+	cpus := fs.Int("cpus", 1, "CPUs of each machine")
+	netns := fs.String("netns", "ferro-lab", "network namespace to create (must not exist)")
+	dir := fs.String("dir", "", "working directory: databases, boot roots, disks, logs (default: a new temporary directory)")
+	keep := fs.Bool("keep", false, "keep the working directory when the lab stops")
+	vbmcBin := fs.String("ferro-vbmc", "", "ferro-vbmc binary (default: next to this ferro, else PATH)")
+	kernel := fs.String("kernel", "", "deploy kernel (default: built with `ferro ramdisk build` logic, Debian's kernel, cached)")
+	initramfs := fs.String("initramfs", "", "deploy initramfs (with --kernel)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "ferro lab up:", err)
+		return 1
+	}
+	if (*kernel == "") != (*initramfs == "") {
+		return fail(fmt.Errorf("--kernel and --initramfs go together"))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fail(err)
+	}
+	if *vbmcBin == "" {
+		if p := filepath.Join(filepath.Dir(exe), "ferro-vbmc"); isFile(p) {
+			*vbmcBin = p
+		} else if p, err := exec.LookPath("ferro-vbmc"); err == nil {
+			*vbmcBin = p
+		} else {
+			return fail(fmt.Errorf("no ferro-vbmc next to %s nor in PATH (make build, or --ferro-vbmc)", exe))
+		}
+	}
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "ferro-lab-")
+		if err != nil {
+			return fail(err)
+		}
+		*dir = d
+	}
+	*dir, _ = filepath.Abs(*dir)
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if *kernel == "" {
+		fmt.Fprintln(stdout, "ferro lab: building the deploy ramdisk (Debian's kernel, fetched once and cached)…")
+		o := ramdisk.BuildOptions{OutDir: filepath.Join(*dir, "ramdisk")}
+		if c, err := os.UserCacheDir(); err == nil {
+			o.CacheDir = filepath.Join(c, "ferro", "kernels")
+		} else {
+			o.CacheDir = filepath.Join(os.TempDir(), "ferro-kernels")
+		}
+		if p := filepath.Join(filepath.Dir(exe), "ferro-agent"); isFile(p) {
+			if err := checkStatic(p); err != nil {
+				return fail(err)
+			}
+			o.Agent = p
+		} else if wd, err := os.Getwd(); err == nil {
+			o.AgentSource = ramdisk.FindSource(wd)
+		}
+		res, err := ramdisk.Build(ctx, o)
+		if err != nil {
+			return fail(err)
+		}
+		*kernel, *initramfs = res.Kernel, res.Initramfs
+	}
+	k, _ := filepath.Abs(*kernel)
+	i, _ := filepath.Abs(*initramfs)
+	l, err := lab.Up(ctx, lab.Options{Netns: *netns, Dir: *dir, Keep: *keep, Machines: *machines, MemoryMB: *memory, CPUs: *cpus,
+		Ferro: exe, VBMC: *vbmcBin, Kernel: k, Initramfs: i, Log: log, Out: stdout})
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprint(stdout, l.Instructions())
+	<-ctx.Done()
+	fmt.Fprintln(stdout, "ferro lab: stopping")
+	if err := l.Down(); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// checkStatic refuses a dynamically linked agent: as the ramdisk's /init it
+// would fail with ENOENT (no interpreter there) and the kernel would panic.
+func checkStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("ferro-agent %s: %w", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("ferro-agent %s is dynamically linked: build it with CGO_ENABLED=0 (make build)", path)
+		}
+	}
+	return nil
+}

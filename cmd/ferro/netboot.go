@@ -15,8 +15,9 @@ import (
 )
 
 // netbootOptions builds the built-in netboot's options from [netboot],
-// [pxe] and [deploy].
-func netbootOptions(cfg *config.Config, db dhcp.Store, log *slog.Logger) (netboot.Options, error) {
+// [pxe] and [deploy]; events records its DHCP and boot-file phases in the
+// node history (conductor.Progress).
+func netbootOptions(cfg *config.Config, db dhcp.Store, events netboot.Events, log *slog.Logger) (netboot.Options, error) {
 	nb := cfg.Netboot
 	o := netboot.Options{
 		Interface:        nb.Interface,
@@ -37,6 +38,7 @@ func netbootOptions(cfg *config.Config, db dhcp.Store, log *slog.Logger) (netboo
 		UEFIIPXEBootfile: cfg.PXE.UEFIIPXEBootfileName,
 		LoaderDirs:       netboot.DebianLoaderDirs,
 		Store:            db,
+		Events:           events,
 		Log:              log.With("service", "netboot"),
 	}
 	if cfg.PXE.IPXEDir != "" {

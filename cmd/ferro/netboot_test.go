@@ -36,7 +36,7 @@ func TestNetbootOptions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := valid()
 			tc.change(c)
-			o, err := netbootOptions(c, nil, slog.New(slog.DiscardHandler))
+			o, err := netbootOptions(c, nil, nil, slog.New(slog.DiscardHandler))
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)

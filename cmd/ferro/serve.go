@@ -233,7 +233,8 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	var nb *netboot.Service
 	var nbOpts netboot.Options
 	if cfg.DHCP.DHCPProvider == "builtin" {
-		if nbOpts, err = netbootOptions(cfg, db, log); err != nil {
+		progress := conductor.NewProgress(db, cfg.Default.Host, log)
+		if nbOpts, err = netbootOptions(cfg, db, progress, log); err != nil {
 			return err
 		}
 		if nb, err = netboot.New(nbOpts); err != nil {
@@ -254,9 +255,6 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 
 	if has(roleAPI) {
 		mux := http.NewServeMux()
-		if nb != nil && nbOpts.HTTPListen == "" {
-			mux.Handle(nbOpts.HTTPPrefix, nb.HTTPHandler())
-		}
 		mux.Handle("/", ironic.New(ironic.Options{Store: db, Conductor: cond, Config: cfg, Log: log, Version: buildVersion()}))
 		if inspAPI != nil {
 			// All-in-one: the inspector's routes on the main port too, so one open port is enough.
@@ -264,8 +262,17 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 				mux.Handle(p, inspAPI)
 			}
 		}
+		h := sec.apiHandler(mux)
+		if nb != nil && nbOpts.HTTPListen == "" {
+			// Boot files are read by firmware and the ramdisk, which have
+			// no credentials: they are served beside the authentication.
+			outer := http.NewServeMux()
+			outer.Handle(nbOpts.HTTPPrefix, nb.HTTPHandler())
+			outer.Handle("/", h)
+			h = outer
+		}
 		addr := net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port))
-		srv, err := listen(addr, sec.apiHandler(mux), sec.tlsConfig(), listenLimits(cfg), log, "api")
+		srv, err := listen(addr, h, sec.tlsConfig(), listenLimits(cfg), log, "api")
 		if err != nil {
 			return err
 		}

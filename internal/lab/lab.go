@@ -207,6 +207,12 @@ func (l *Lab) startFerro(ctx context.Context) error {
 		{"NETBOOT_NETMASK", "255.255.255.0"},
 		{"IPMI_MIN_COMMAND_INTERVAL", "1"},
 		{"DEFAULT_ENABLED_HARDWARE_TYPES", "ipmi,redfish,fake-hardware"},
+		// The lab's network is the namespace's own bridge: nobody else can
+		// reach the API there, so noauth is safe (ferro refuses it on a
+		// non-loopback address otherwise).
+		{"API_ALLOW_INSECURE_NOAUTH", "true"},
+		// Its ramdisk is ferro-agent's: the callback token is issued and required.
+		{"INSPECTOR_AGENT", "ferro-agent"},
 	} {
 		env = append(env, "FERRO_"+kv[0]+"="+kv[1])
 	}

@@ -96,6 +96,10 @@ func startLab(t *testing.T, env ...string) *lab {
 		"FERRO_NETBOOT_RANGE_END=192.168.77.199",
 		"FERRO_NETBOOT_NETMASK=255.255.255.0",
 		"FERRO_DEFAULT_DEBUG=true",
+		// The namespace's bridge is reachable only by the test's VMs.
+		"FERRO_API_ALLOW_INSECURE_NOAUTH=true",
+		// The VMs run ferro-agent: the callback token is issued and required.
+		"FERRO_INSPECTOR_AGENT=ferro-agent",
 	}
 	l.cmd = l.ns.Command(bin, "serve", "--data-dir", filepath.Join(l.dir, "data"))
 	for _, kv := range os.Environ() {

@@ -134,6 +134,16 @@ type Portgroup struct {
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 }
 
+// Chassis groups nodes, as Ironic's chassis: a description and extra data.
+type Chassis struct {
+	UUID        string `json:"uuid"`
+	Description string `json:"description,omitempty"`
+	Extra       JSON   `json:"extra"`
+
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+}
+
 // Allocation states.
 const (
 	AllocationAllocating = "allocating"

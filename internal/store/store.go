@@ -66,6 +66,14 @@ type Store interface {
 	UpdatePortgroup(ctx context.Context, pg *baremetal.Portgroup) error
 	DeletePortgroup(ctx context.Context, uuid string) error
 
+	// Chassis. DeleteChassis refuses (ErrConflict) while a node names the
+	// chassis.
+	CreateChassis(ctx context.Context, c *baremetal.Chassis) error
+	GetChassis(ctx context.Context, uuid string) (*baremetal.Chassis, error)
+	ListChassis(ctx context.Context, p Page) ([]*baremetal.Chassis, error)
+	UpdateChassis(ctx context.Context, c *baremetal.Chassis) error
+	DeleteChassis(ctx context.Context, uuid string) error
+
 	// Allocations. GetAllocation takes a UUID or a name.
 	CreateAllocation(ctx context.Context, a *baremetal.Allocation) error
 	GetAllocation(ctx context.Context, ident string) (*baremetal.Allocation, error)

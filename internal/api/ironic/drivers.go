@@ -182,19 +182,6 @@ func (s *server) getDriverProperties(rq *request) error {
 	return rq.writeJSON(http.StatusOK, appendMap(make([]byte, 0, 4096), props, nil))
 }
 
-// listChassis is GET /v1/chassis: ferro has no chassis.
-func (s *server) listChassis(rq *request) error {
-	if _, err := rq.queryArgs("marker", "limit", "sort_key", "sort_dir", "fields", "detail"); err != nil {
-		return err
-	}
-	return rq.writeJSON(http.StatusOK, []byte(`{"chassis": []}`))
-}
-
-// getChassis is GET /v1/chassis/{chassis}.
-func (s *server) getChassis(rq *request) error {
-	return notFound("Chassis %s could not be found.", rq.r.PathValue("chassis"))
-}
-
 // listShards is GET /v1/shards (1.82): each shard with its node count.
 func (s *server) listShards(rq *request) error {
 	if rq.minor < v82Shard {

@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Tx", txTests},
 		{"Ports", portTests},
 		{"Portgroups", portgroupTests},
+		{"Chassis", chassisTests},
 		{"Allocations", allocationTests},
 		{"History", historyTests},
 		{"Inventory", inventoryTests},

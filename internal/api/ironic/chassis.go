@@ -38,7 +38,9 @@ var defaultChassisFields = []string{"uuid", "description"}
 // chassisInvalidSortKeys are the fields Ironic refuses to sort chassis by.
 var chassisInvalidSortKeys = []string{"extra"}
 
-func chassisNotFound(ident string) *apiError { return notFound("Chassis %s could not be found.", ident) }
+func chassisNotFound(ident string) *apiError {
+	return notFound("Chassis %s could not be found.", ident)
+}
 
 func appendChassis(b []byte, c *baremetal.Chassis, base string, fs fieldSet) []byte {
 	o := newObj(b)

@@ -144,6 +144,34 @@ type Chassis struct {
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 }
 
+// VolumeConnector is a node's connector to a storage network (Ironic's
+// volume connector, API 1.32): an iSCSI initiator name, a WWPN, an IP…
+type VolumeConnector struct {
+	UUID        string `json:"uuid"`
+	NodeUUID    string `json:"node_uuid"`
+	Type        string `json:"type"`
+	ConnectorID string `json:"connector_id"`
+	Extra       JSON   `json:"extra"`
+
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+}
+
+// VolumeTarget is a volume a node boots from or uses (Ironic's volume
+// target, API 1.32). BootIndex is unique per node.
+type VolumeTarget struct {
+	UUID       string `json:"uuid"`
+	NodeUUID   string `json:"node_uuid"`
+	VolumeType string `json:"volume_type"`
+	VolumeID   string `json:"volume_id"`
+	BootIndex  int    `json:"boot_index"`
+	Properties JSON   `json:"properties"`
+	Extra      JSON   `json:"extra"`
+
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+}
+
 // Allocation states.
 const (
 	AllocationAllocating = "allocating"

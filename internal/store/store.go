@@ -74,6 +74,20 @@ type Store interface {
 	UpdateChassis(ctx context.Context, c *baremetal.Chassis) error
 	DeleteChassis(ctx context.Context, uuid string) error
 
+	// Volume connectors and targets belong to a node and go with it.
+	// A connector's (type, connector_id) and a target's (node, boot_index)
+	// are unique: ErrConflict.
+	CreateVolumeConnector(ctx context.Context, c *baremetal.VolumeConnector) error
+	GetVolumeConnector(ctx context.Context, uuid string) (*baremetal.VolumeConnector, error)
+	ListVolumeConnectors(ctx context.Context, f VolumeFilter) ([]*baremetal.VolumeConnector, error)
+	UpdateVolumeConnector(ctx context.Context, c *baremetal.VolumeConnector) error
+	DeleteVolumeConnector(ctx context.Context, uuid string) error
+	CreateVolumeTarget(ctx context.Context, vt *baremetal.VolumeTarget) error
+	GetVolumeTarget(ctx context.Context, uuid string) (*baremetal.VolumeTarget, error)
+	ListVolumeTargets(ctx context.Context, f VolumeFilter) ([]*baremetal.VolumeTarget, error)
+	UpdateVolumeTarget(ctx context.Context, vt *baremetal.VolumeTarget) error
+	DeleteVolumeTarget(ctx context.Context, uuid string) error
+
 	// Allocations. GetAllocation takes a UUID or a name.
 	CreateAllocation(ctx context.Context, a *baremetal.Allocation) error
 	GetAllocation(ctx context.Context, ident string) (*baremetal.Allocation, error)
@@ -167,6 +181,12 @@ type PortgroupFilter struct {
 	Page
 	NodeUUID string
 	Address  string
+}
+
+// VolumeFilter selects volume connectors or targets.
+type VolumeFilter struct {
+	Page
+	NodeUUID string
 }
 
 // AllocationFilter selects allocations.

@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Ports", portTests},
 		{"Portgroups", portgroupTests},
 		{"Chassis", chassisTests},
+		{"Volumes", volumeTests},
 		{"Allocations", allocationTests},
 		{"History", historyTests},
 		{"Inventory", inventoryTests},

@@ -92,4 +92,11 @@ func (s *server) routes() {
 	h("GET /v1/chassis/{chassis}/nodes", func(rq *request) error { return s.listNodes(rq, false) })
 	h("GET /v1/chassis/{chassis}/nodes/detail", func(rq *request) error { return s.listNodes(rq, true) })
 	h("GET /v1/shards", s.listShards)
+
+	// Volume connectors and targets (1.32).
+	h("GET /v1/volume", s.getVolume)
+	h("GET /v1/volume/{$}", s.getVolume)
+	h("GET /v1/nodes/{node}/volume", s.getVolume)
+	volumeRoutes(s, volumeConnectors)
+	volumeRoutes(s, volumeTargets)
 }

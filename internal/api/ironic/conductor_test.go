@@ -201,3 +201,67 @@ func errorsAs(err error, target *gophercloud.ErrUnexpectedResponseCode) bool {
 	}
 	return false
 }
+
+// The deployment verbs run with the fake deploy and rescue interfaces, as
+// Ironic's state machine has them; a node with the direct deploy interface
+// is refused with nothing changed.
+func TestRealConductor_FakeDeployRescueUndeploy(t *testing.T) {
+	client, db := realConductorClient(t)
+	ctx := t.Context()
+	n, err := nodes.Create(ctx, client, nodes.CreateOpts{Name: "deploy-me", Driver: "fake-hardware",
+		DeployInterface: "fake", RescueInterface: "fake"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nodes.Update(ctx, client, n.UUID, nodes.UpdateOpts{nodes.UpdateOperation{
+		Op: nodes.AddOp, Path: "/instance_uuid", Value: "7b2a7f8e-4c1d-4a55-9c1e-6f0d2b6c9a01",
+	}}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	direct, err := nodes.Create(ctx, client, nodes.CreateOpts{Name: "direct", Driver: "fake-hardware", DeployInterface: "direct"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{n.UUID, direct.UUID} {
+		for _, target := range []nodes.TargetProvisionState{nodes.TargetManage, nodes.TargetProvide} {
+			if err := nodes.ChangeProvisionState(ctx, client, id, nodes.ProvisionStateOpts{Target: target}).ExtractErr(); err != nil {
+				t.Fatalf("%s: %v", target, err)
+			}
+		}
+		waitState(t, client, db, id, "available")
+	}
+	steps := []struct {
+		opts  nodes.ProvisionStateOpts
+		state string
+	}{
+		{nodes.ProvisionStateOpts{Target: nodes.TargetActive, ConfigDrive: "H4sI"}, "active"},
+		{nodes.ProvisionStateOpts{Target: nodes.TargetRescue, RescuePassword: "s3cret"}, "rescue"},
+		{nodes.ProvisionStateOpts{Target: nodes.TargetUnrescue}, "active"},
+		{nodes.ProvisionStateOpts{Target: nodes.TargetRebuild}, "active"},
+		{nodes.ProvisionStateOpts{Target: nodes.TargetDeleted}, "available"},
+	}
+	for _, step := range steps {
+		if err := nodes.ChangeProvisionState(ctx, client, n.UUID, step.opts).ExtractErr(); err != nil {
+			t.Fatalf("%s: %v", step.opts.Target, err)
+		}
+		waitState(t, client, db, n.UUID, step.state)
+	}
+	got, err := nodes.Get(ctx, client, n.UUID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.InstanceUUID != "" || len(got.InstanceInfo) != 0 {
+		t.Errorf("after deleted: instance_uuid %q, instance_info %v; Ironic's tear down clears both", got.InstanceUUID, got.InstanceInfo)
+	}
+	err = nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetRescue}).ExtractErr()
+	if !gophercloud.ResponseCodeIs(err, http.StatusBadRequest) {
+		t.Errorf("rescue from available: %v, want 400", err)
+	}
+	err = nodes.ChangeProvisionState(ctx, client, direct.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetActive}).ExtractErr()
+	if !gophercloud.ResponseCodeIs(err, http.StatusBadRequest) {
+		t.Errorf("active with the direct deploy interface: %v, want 400", err)
+	}
+	if got, _ := nodes.Get(ctx, client, direct.UUID).Extract(); got.ProvisionState != "available" {
+		t.Errorf("refused deploy left the node %q", got.ProvisionState)
+	}
+}

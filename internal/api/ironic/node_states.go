@@ -178,7 +178,19 @@ var provisionVerbs = map[string]int{
 	"active": 0, "deleted": 0, "rebuild": 0, "unhold": 0, "service": 0,
 }
 
-var supportedVerbs = []string{"manage", "provide", "inspect", "abort"}
+// supportedVerbs are the verbs ferro runs; the deployment ones only on
+// nodes with the fake deploy (or rescue) interface.
+var supportedVerbs = []string{"manage", "provide", "inspect", "abort",
+	"active", "deleted", "rebuild", "deploy", "undeploy", "adopt", "rescue", "unrescue"}
+
+// verbAliases are the 1.73 names of active and deleted.
+var verbAliases = map[string]string{"deploy": "active", "undeploy": "deleted"}
+
+// verbArgs are the body arguments each verb takes besides target.
+var verbArgs = map[string][]string{
+	"active": {"configdrive", "deploy_steps"}, "rebuild": {"configdrive", "deploy_steps"},
+	"rescue": {"rescue_password"},
+}
 
 // setProvisionState is PUT /v1/nodes/{node}/states/provision.
 func (s *server) setProvisionState(rq *request) error {
@@ -199,7 +211,11 @@ func (s *server) setProvisionState(rq *request) error {
 	if min, ok := provisionVerbs[target]; ok && rq.minor < min {
 		return notAcceptable()
 	}
-	if _, known := provisionVerbs[target]; !known || !states.Can(n.ProvisionState, target) {
+	event := target
+	if alias, ok := verbAliases[target]; ok {
+		event = alias
+	}
+	if _, known := provisionVerbs[target]; !known || !states.Can(n.ProvisionState, event) {
 		if known && !slices.Contains(supportedVerbs, target) {
 			return badRequest("The requested action \"%s\" is not supported by ferro; supported actions are: %s.",
 				target, strings.Join(supportedVerbs, ", "))
@@ -210,14 +226,19 @@ func (s *server) setProvisionState(rq *request) error {
 		return invalidStateRequested(target, n.UUID, n.ProvisionState)
 	}
 	for _, k := range []string{"configdrive", "clean_steps", "deploy_steps", "service_steps", "rescue_password", "disable_ramdisk", "runbook"} {
-		if v, ok := m[k]; ok && v != nil {
+		if v, ok := m[k]; ok && v != nil && !slices.Contains(verbArgs[event], k) {
 			return badRequest("\"%s\" is not valid when setting target provision state to %s", k, target)
+		}
+	}
+	if event == "rescue" {
+		if pw, _ := m["rescue_password"].(string); strings.TrimSpace(pw) == "" {
+			return badRequest("A non-empty \"rescue_password\" is required when setting target provision state to rescue")
 		}
 	}
 	if n.ProvisionState == states.InspectWait && target == "abort" && rq.minor < v41InspectAbort {
 		return notAcceptable()
 	}
-	if err := s.cond.DoProvisionAction(rq.ctx(), n.UUID, target); err != nil {
+	if err := s.cond.DoProvisionAction(rq.ctx(), n.UUID, event); err != nil {
 		return s.nodeActionError(err, ident)
 	}
 	rq.location("nodes/" + ident + "/states")

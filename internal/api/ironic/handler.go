@@ -165,6 +165,12 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h[hdrMinVersion] = []string{minVersionString}
 	h[hdrMaxVersion] = []string{maxVersionString}
 
+	// Ironic's root controller serves a path without a version prefix as
+	// the same path under /v1 (/nodes/detail, /drivers/…/properties).
+	if p := r.URL.Path; p != "/" && p != "" && p != "/v1" && !strings.HasPrefix(p, "/v1/") {
+		r.URL.Path = "/v1" + p
+		r.URL.RawPath = ""
+	}
 	minor, verr := requestedVersion(r.Header)
 	isV1 := r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/")
 	switch {

@@ -36,6 +36,10 @@ func (s *server) routes() {
 	h("GET /v1/nodes/{node}/history/{event}", s.getHistoryEvent)
 	h("GET /v1/nodes/{node}/inventory", s.getInventory)
 	h("GET /v1/nodes/{node}/states/console", s.getConsole)
+	h("PUT /v1/nodes/{node}/states/console", s.setConsole)
+	// Ironic's pecan routing also serves the node after the sub-resource.
+	h("GET /v1/nodes/states/console/{node}", s.getConsole)
+	h("PUT /v1/nodes/states/console/{node}", s.setConsole)
 	h("GET /v1/nodes/{node}/bios", s.listBIOS)
 	h("GET /v1/nodes/{node}/bios/{setting}", s.getBIOSSetting)
 	h("GET /v1/nodes/{node}/vifs", s.listVIFs)

@@ -388,6 +388,23 @@ func TestStates_ConsoleBIOSVIFs(t *testing.T) {
 		t.Errorf("vifs %v", got)
 	}
 	e.must(404, "GET", "/v1/nodes/extras/vifs", "1.27", nil)
+
+	// Console set, with the fake console interface; the old route order
+	// and the unversioned path Ironic's routing also serves.
+	e.must(400, "PUT", "/v1/nodes/extras/states/console", latest, map[string]any{})
+	e.must(400, "PUT", "/v1/nodes/extras/states/console", latest, map[string]any{"enabled": "maybe"})
+	e.must(202, "PUT", "/v1/nodes/extras/states/console", latest, map[string]any{"enabled": true})
+	for _, path := range []string{"/v1/nodes/extras/states/console", "/v1/nodes/states/console/" + id, "/nodes/extras/states/console"} {
+		if got := e.must(200, "GET", path, latest, nil).json(t); got["console_enabled"] != true || fmt.Sprint(got["console_info"]) != "map[]" {
+			t.Errorf("GET %s after enabling: %v", path, got)
+		}
+	}
+	e.must(202, "PUT", "/v1/nodes/states/console/"+id, latest, map[string]any{"enabled": false})
+	if got := e.must(200, "GET", "/v1/nodes/extras", latest, nil).json(t); got["console_enabled"] != false {
+		t.Errorf("console_enabled after disabling: %v", got["console_enabled"])
+	}
+	noConsole := str(e.createNode(map[string]any{"console_interface": "no-console"}), "uuid")
+	e.must(400, "PUT", "/v1/nodes/"+noConsole+"/states/console", latest, map[string]any{"enabled": true})
 }
 
 func TestRoutes_TrailingSlashAndHead(t *testing.T) {

@@ -172,6 +172,30 @@ type VolumeTarget struct {
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 }
 
+// DeployTemplate is a named set of deploy steps (Ironic's deploy template,
+// API 1.55); its name is a trait, so that an instance asking for the trait
+// gets the steps.
+type DeployTemplate struct {
+	UUID  string       `json:"uuid"`
+	Name  string       `json:"name"`
+	Steps []DeployStep `json:"steps"`
+	Extra JSON         `json:"extra"`
+	// Description is accepted and kept, but Ironic 21.4's view does not
+	// show it, so neither does ferro's.
+	Description string `json:"description,omitempty"`
+
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+}
+
+// DeployStep is one step of a deploy template.
+type DeployStep struct {
+	Interface string `json:"interface"`
+	Step      string `json:"step"`
+	Args      JSON   `json:"args"`
+	Priority  int    `json:"priority"`
+}
+
 // Allocation states.
 const (
 	AllocationAllocating = "allocating"

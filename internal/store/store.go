@@ -88,6 +88,14 @@ type Store interface {
 	UpdateVolumeTarget(ctx context.Context, vt *baremetal.VolumeTarget) error
 	DeleteVolumeTarget(ctx context.Context, uuid string) error
 
+	// Deploy templates. GetDeployTemplate takes a UUID or a name; names
+	// are unique (ErrConflict).
+	CreateDeployTemplate(ctx context.Context, dt *baremetal.DeployTemplate) error
+	GetDeployTemplate(ctx context.Context, ident string) (*baremetal.DeployTemplate, error)
+	ListDeployTemplates(ctx context.Context, p Page) ([]*baremetal.DeployTemplate, error)
+	UpdateDeployTemplate(ctx context.Context, dt *baremetal.DeployTemplate) error
+	DeleteDeployTemplate(ctx context.Context, uuid string) error
+
 	// Allocations. GetAllocation takes a UUID or a name.
 	CreateAllocation(ctx context.Context, a *baremetal.Allocation) error
 	GetAllocation(ctx context.Context, ident string) (*baremetal.Allocation, error)

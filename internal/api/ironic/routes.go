@@ -97,6 +97,15 @@ func (s *server) routes() {
 	h("GET /v1/chassis/{chassis}/nodes/detail", func(rq *request) error { return s.listNodes(rq, true) })
 	h("GET /v1/shards", s.listShards)
 
+	// Deploy templates (1.55).
+	h("GET /v1/deploy_templates", func(rq *request) error { return s.listDeployTemplates(rq, false) })
+	h("GET /v1/deploy_templates/{$}", func(rq *request) error { return s.listDeployTemplates(rq, false) })
+	h("GET /v1/deploy_templates/detail", func(rq *request) error { return s.listDeployTemplates(rq, true) })
+	h("POST /v1/deploy_templates", s.createDeployTemplate)
+	h("GET /v1/deploy_templates/{template}", s.getDeployTemplate)
+	h("PATCH /v1/deploy_templates/{template}", s.patchDeployTemplate)
+	h("DELETE /v1/deploy_templates/{template}", s.deleteDeployTemplate)
+
 	// Volume connectors and targets (1.32).
 	h("GET /v1/volume", s.getVolume)
 	h("GET /v1/volume/{$}", s.getVolume)

@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Portgroups", portgroupTests},
 		{"Chassis", chassisTests},
 		{"Volumes", volumeTests},
+		{"DeployTemplates", deployTemplateTests},
 		{"Allocations", allocationTests},
 		{"History", historyTests},
 		{"Inventory", inventoryTests},

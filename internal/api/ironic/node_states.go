@@ -507,10 +507,20 @@ func (s *server) supportedBootDevices(rq *request) error {
 // Traits (1.37).
 
 func (s *server) traitsAllowed(rq *request) error {
-	if rq.minor < v37NodeTraits {
-		return resourceNotFound()
+	if rq.minor >= v37NodeTraits {
+		return nil
 	}
-	return nil
+	// What Ironic's routing answers below 1.37, per method: the node
+	// controller's own GET refuses the version, PUT reaches a controller
+	// without put (405), DELETE finds no resource.
+	switch rq.r.Method {
+	case http.MethodGet:
+		return notAcceptable()
+	case http.MethodPut:
+		rq.w.Header().Set("Allow", "DELETE, GET, PATCH, POST")
+		return newError(http.StatusMethodNotAllowed, "The method specified is not allowed for this resource.")
+	}
+	return notFound("Resource could not be found.")
 }
 
 // getTraits is GET /v1/nodes/{node}/traits.

@@ -391,7 +391,7 @@ func (s *server) patchPortgroup(rq *request) error {
 			return badRequest("'%s' is a mandatory attribute and can not be removed", op.Path)
 		}
 	}
-	if rq.minor < v26PortgroupMode && (pathTouched(ops, "/mode") || pathTouched(ops, "/properties")) {
+	if rq.minor < v26PortgroupMode && (firstOpTouches(ops, "/mode") || firstOpTouches(ops, "/properties")) {
 		return notAcceptable()
 	}
 	cur, err := s.lookupPortgroup(rq.ctx(), s.store, rq.r.PathValue("portgroup"))

@@ -206,7 +206,12 @@ func TestStates_Traits(t *testing.T) {
 	e.must(404, "DELETE", "/v1/nodes/tr/traits/CUSTOM_B", latest, nil)
 	e.must(400, "PUT", "/v1/nodes/tr/traits/lower_case", latest, nil)
 	e.must(400, "PUT", "/v1/nodes/tr/traits", latest, map[string]any{"traits": "CUSTOM_X"})
-	e.must(404, "GET", "/v1/nodes/tr/traits", "1.36", nil)
+	// Below 1.37, what Ironic 21.4 answers (checked against it): 406 for
+	// GET, 405 for PUT, 404 for DELETE.
+	e.must(406, "GET", "/v1/nodes/tr/traits", "1.36", nil)
+	e.must(405, "PUT", "/v1/nodes/tr/traits", "1.36", map[string]any{"traits": []string{}})
+	e.must(405, "PUT", "/v1/nodes/tr/traits/CUSTOM_A", "1.36", nil)
+	e.must(404, "DELETE", "/v1/nodes/tr/traits", "1.36", nil)
 	n := e.must(200, "GET", "/v1/nodes/tr", latest, nil).json(t)
 	if d := cmp.Diff([]any{"CUSTOM_A", "CUSTOM_C", "HW_CPU_X86_VMX"}, n["traits"]); d != "" {
 		t.Errorf("node traits (-want +got):\n%s", d)

@@ -83,6 +83,7 @@ func (s *server) routes() {
 	h("GET /v1/drivers/{$}", s.listDrivers)
 	h("GET /v1/drivers/{driver}", s.getDriver)
 	h("GET /v1/drivers/{driver}/properties", s.getDriverProperties)
+	h("GET /v1/drivers/{driver}/raid/logical_disk_properties", s.getLogicalDiskProperties)
 	h("GET /v1/conductors", s.listConductors)
 	h("GET /v1/conductors/{$}", s.listConductors)
 	h("GET /v1/conductors/{hostname}", s.getConductor)

@@ -114,6 +114,10 @@ func TestRealConductor_ManageInspectProvideAllocate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if a.State != "allocating" {
+		t.Errorf("new allocation answered %q, want allocating as Ironic", a.State)
+	}
+	a = waitAllocation(t, client, a.UUID)
 	if a.State != "active" || a.NodeUUID != n.UUID {
 		t.Fatalf("allocation %+v", a)
 	}
@@ -263,5 +267,25 @@ func TestRealConductor_FakeDeployRescueUndeploy(t *testing.T) {
 	}
 	if got, _ := nodes.Get(ctx, client, direct.UUID).Extract(); got.ProvisionState != "available" {
 		t.Errorf("refused deploy left the node %q", got.ProvisionState)
+	}
+}
+
+// waitAllocation polls an allocation until a conductor worker has finished
+// it (active or error).
+func waitAllocation(t *testing.T, client *gophercloud.ServiceClient, id string) *allocations.Allocation {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		a, err := allocations.Get(t.Context(), client, id).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.State != "allocating" {
+			return a
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("allocation %s still allocating after 20 s", id)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -42,6 +42,8 @@ type Conductor interface {
 	ValidateNode(ctx context.Context, ident string) (map[string]conductor.ValidationResult, error) // keys: boot, console, deploy, inspect, management, network, power, raid, rescue, storage, bios...
 	// Allocate processes a stored allocation in state "allocating": picks a node and sets the allocation active or error.
 	Allocate(ctx context.Context, allocationUUID string) error
+	// StartAllocate runs Allocate in the background; an error (no free worker, shutting down) means it did not start.
+	StartAllocate(allocationUUID string) error
 	Registry() *driver.Registry
 }
 

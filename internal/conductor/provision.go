@@ -26,6 +26,10 @@ const (
 	VerbUnrescue = "unrescue"
 )
 
+// ErrNodeProtected is returned (wrapped) for deleted or rebuild on a
+// protected node, as Ironic's NodeProtected (403).
+var ErrNodeProtected = errors.New("node protected")
+
 // ErrUnsupportedVerb is returned (wrapped) for a deployment verb on a node
 // whose deploy or rescue interface ferro cannot run.
 var ErrUnsupportedVerb = errors.New("provision verb not supported by the node's interfaces")
@@ -148,6 +152,9 @@ func (c *Conductor) startFake(ctx context.Context, t *driver.Task, verb string) 
 	if impl := t.Node.Interfaces[kind]; impl != "fake" {
 		return nil, fmt.Errorf("%w: the %s interface %q of node %s cannot %s (ferro runs deployment verbs only with the fake interfaces)",
 			ErrUnsupportedVerb, kind, impl, t.Node.UUID, verb)
+	}
+	if t.Node.Protected && (verb == VerbDeleted || verb == VerbRebuild) {
+		return nil, fmt.Errorf("%w: Node %s is protected and cannot be undeployed, rebuilt or deleted", ErrNodeProtected, t.Node.UUID)
 	}
 	if t.Node.Maintenance {
 		return nil, fmt.Errorf("%w: The requested action %q can not be performed on node %q while it is in maintenance mode.",

@@ -242,7 +242,6 @@ func TestRealConductor_FakeDeployRescueUndeploy(t *testing.T) {
 		{nodes.ProvisionStateOpts{Target: nodes.TargetRescue, RescuePassword: "s3cret"}, "rescue"},
 		{nodes.ProvisionStateOpts{Target: nodes.TargetUnrescue}, "active"},
 		{nodes.ProvisionStateOpts{Target: nodes.TargetRebuild}, "active"},
-		{nodes.ProvisionStateOpts{Target: nodes.TargetDeleted}, "available"},
 	}
 	for _, step := range steps {
 		if err := nodes.ChangeProvisionState(ctx, client, n.UUID, step.opts).ExtractErr(); err != nil {
@@ -250,6 +249,27 @@ func TestRealConductor_FakeDeployRescueUndeploy(t *testing.T) {
 		}
 		waitState(t, client, db, n.UUID, step.state)
 	}
+	// A protected node is neither rebuilt nor undeployed (403).
+	if _, err := nodes.Update(ctx, client, n.UUID, nodes.UpdateOpts{nodes.UpdateOperation{
+		Op: nodes.ReplaceOp, Path: "/protected", Value: true,
+	}}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []nodes.TargetProvisionState{nodes.TargetRebuild, nodes.TargetDeleted} {
+		err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: target}).ExtractErr()
+		if !gophercloud.ResponseCodeIs(err, http.StatusForbidden) {
+			t.Errorf("%s on a protected node: %v, want 403", target, err)
+		}
+	}
+	if _, err := nodes.Update(ctx, client, n.UUID, nodes.UpdateOpts{nodes.UpdateOperation{
+		Op: nodes.ReplaceOp, Path: "/protected", Value: false,
+	}}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetDeleted}).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, client, db, n.UUID, "available")
 	got, err := nodes.Get(ctx, client, n.UUID).Extract()
 	if err != nil {
 		t.Fatal(err)

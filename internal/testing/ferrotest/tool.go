@@ -35,6 +35,7 @@ var debianPackage = map[string]string{
 	"ipmitool":           "ipmitool",
 	"keystone-manage":    "keystone",
 	"uwsgi":              "uwsgi-plugin-python3",
+	"subunit2csv":        "subunit",
 	"initdb":             "postgresql",
 	"pg_ctl":             "postgresql",
 	"postgres":           "postgresql",

@@ -367,6 +367,31 @@ func TestChassisAndShards(t *testing.T) {
 		t.Errorf("chassis %v", got)
 	}
 	e.must(404, "GET", "/v1/chassis/2d3f9a5e-7c53-4a3f-a9f5-1a2b3c4d5e6f", latest, nil)
+
+	// Chassis: create, a node in it, listed under it, not deletable while
+	// the node names it.
+	c := e.must(201, "POST", "/v1/chassis", latest, map[string]any{"description": "В Україні ♡ OpenStack!"}).json(t)
+	cid := str(c, "uuid")
+	if c["description"] != "В Україні ♡ OpenStack!" || c["nodes"] == nil {
+		t.Errorf("chassis as created %v", c)
+	}
+	e.must(400, "POST", "/v1/chassis", latest, map[string]any{"bogus": 1})
+	e.must(400, "POST", "/v1/nodes", latest, map[string]any{"driver": "fake-hardware", "chassis_uuid": "2d3f9a5e-7c53-4a3f-a9f5-1a2b3c4d5e6f"})
+	nid := str(e.createNode(map[string]any{"chassis_uuid": cid}), "uuid")
+	nodes := e.must(200, "GET", "/v1/chassis/"+cid+"/nodes", latest, nil).json(t)["nodes"].([]any)
+	if len(nodes) != 1 || str(nodes[0].(map[string]any), "uuid") != nid {
+		t.Errorf("chassis nodes %v", nodes)
+	}
+	e.must(400, "DELETE", "/v1/chassis/"+cid, latest, nil)
+	e.must(200, "PATCH", "/v1/chassis/"+cid, latest, []map[string]any{{"op": "replace", "path": "/description", "value": "rack 2"}})
+	e.must(400, "PATCH", "/v1/chassis/"+cid, latest, []map[string]any{{"op": "replace", "path": "/uuid", "value": nid}})
+	if got := e.must(200, "GET", "/v1/chassis/"+cid, latest, nil).json(t); got["description"] != "rack 2" {
+		t.Errorf("patched chassis %v", got)
+	}
+	e.must(200, "PATCH", "/v1/nodes/"+nid, latest, []map[string]any{{"op": "remove", "path": "/chassis_uuid"}})
+	e.must(204, "DELETE", "/v1/chassis/"+cid, latest, nil)
+	e.must(404, "GET", "/v1/chassis/"+cid, latest, nil)
+	e.must(204, "DELETE", "/v1/nodes/"+nid, latest, nil)
 	e.createNode(map[string]any{"shard": "s1"})
 	e.createNode(map[string]any{"shard": "s1"})
 	e.createNode(map[string]any{})

@@ -448,3 +448,51 @@ func TestRoutes_TrailingSlashAndHead(t *testing.T) {
 		t.Errorf("HEAD lacks request id")
 	}
 }
+
+// Volume connectors and targets (1.32): conflicts as Ironic words them,
+// and changes only while the node is powered off.
+func TestVolumeResources(t *testing.T) {
+	e := newEnv(t)
+	nid := str(e.createNode(map[string]any{"name": "vol"}), "uuid")
+	e.must(404, "GET", "/v1/volume/connectors", "1.31", nil)
+	c := e.must(201, "POST", "/v1/volume/connectors", latest, map[string]any{"node_uuid": nid, "type": "iqn", "connector_id": "iqn.2026-12.test:a"}).json(t)
+	r := e.must(409, "POST", "/v1/volume/connectors", latest, map[string]any{"node_uuid": nid, "type": "iqn", "connector_id": "iqn.2026-12.test:a"})
+	if fs := r.fault(t)["faultstring"]; fs != "A volume connector with type iqn and connector ID iqn.2026-12.test:a already exists." {
+		t.Errorf("conflict %v", fs)
+	}
+	e.must(400, "POST", "/v1/volume/targets", latest, map[string]any{"node_uuid": nid, "volume_type": "iscsi", "volume_id": "v", "boot_index": "zero"})
+	e.must(201, "POST", "/v1/volume/targets", latest, map[string]any{"node_uuid": nid, "volume_type": "iscsi", "volume_id": "v", "boot_index": 0})
+	e.must(409, "POST", "/v1/volume/targets", latest, map[string]any{"node_uuid": nid, "volume_type": "iscsi", "volume_id": "w", "boot_index": 0})
+	if got := e.must(200, "GET", "/v1/nodes/vol/volume/targets", latest, nil).json(t)["targets"].([]any); len(got) != 1 {
+		t.Errorf("node targets %v", got)
+	}
+	e.updateNode(nid, func(n *baremetal.Node) { n.PowerState = baremetal.PowerOn })
+	patch := []map[string]any{{"op": "replace", "path": "/connector_id", "value": "iqn.2026-12.test:b"}}
+	e.must(400, "PATCH", "/v1/volume/connectors/"+str(c, "uuid"), latest, patch)
+	e.must(400, "DELETE", "/v1/volume/connectors/"+str(c, "uuid"), latest, nil)
+	e.updateNode(nid, func(n *baremetal.Node) { n.PowerState = baremetal.PowerOff })
+	if got := e.must(200, "PATCH", "/v1/volume/connectors/"+str(c, "uuid"), latest, patch).json(t); got["connector_id"] != "iqn.2026-12.test:b" {
+		t.Errorf("patched connector %v", got)
+	}
+	e.must(204, "DELETE", "/v1/volume/connectors/"+str(c, "uuid"), latest, nil)
+	e.must(404, "GET", "/v1/volume/connectors/"+str(c, "uuid"), latest, nil)
+}
+
+// Deploy templates (1.55): trait names, unique; schema errors are 400.
+func TestDeployTemplates(t *testing.T) {
+	e := newEnv(t)
+	steps := []map[string]any{{"interface": "bios", "step": "apply_configuration", "args": map[string]any{}, "priority": 10}}
+	e.must(404, "POST", "/v1/deploy_templates", "1.54", map[string]any{"name": "CUSTOM_A", "steps": steps})
+	dt := e.must(201, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "CUSTOM_A", "steps": steps}).json(t)
+	e.must(409, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "CUSTOM_A", "steps": steps})
+	e.must(400, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "not a trait", "steps": steps})
+	e.must(400, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "CUSTOM_B", "steps": []any{}})
+	e.must(400, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "CUSTOM_B", "steps": append(steps, steps[0])})
+	if got := e.must(200, "GET", "/v1/deploy_templates/CUSTOM_A", latest, nil).json(t); got["uuid"] != dt["uuid"] || fmt.Sprint(got["steps"]) != "[map[args:map[] interface:bios priority:10 step:apply_configuration]]" {
+		t.Errorf("by name %v", got)
+	}
+	e.must(400, "PATCH", "/v1/deploy_templates/CUSTOM_A", latest, []map[string]any{{"op": "remove", "path": "/steps"}})
+	e.must(200, "PATCH", "/v1/deploy_templates/CUSTOM_A", latest, []map[string]any{{"op": "replace", "path": "/name", "value": "CUSTOM_C"}})
+	e.must(204, "DELETE", "/v1/deploy_templates/CUSTOM_C", latest, nil)
+	e.must(404, "GET", "/v1/deploy_templates/CUSTOM_C", latest, nil)
+}

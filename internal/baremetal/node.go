@@ -134,6 +134,68 @@ type Portgroup struct {
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 }
 
+// Chassis groups nodes, as Ironic's chassis: a description and extra data.
+type Chassis struct {
+	UUID        string `json:"uuid"`
+	Description string `json:"description,omitempty"`
+	Extra       JSON   `json:"extra"`
+
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+}
+
+// VolumeConnector is a node's connector to a storage network (Ironic's
+// volume connector, API 1.32): an iSCSI initiator name, a WWPN, an IP…
+type VolumeConnector struct {
+	UUID        string `json:"uuid"`
+	NodeUUID    string `json:"node_uuid"`
+	Type        string `json:"type"`
+	ConnectorID string `json:"connector_id"`
+	Extra       JSON   `json:"extra"`
+
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+}
+
+// VolumeTarget is a volume a node boots from or uses (Ironic's volume
+// target, API 1.32). BootIndex is unique per node.
+type VolumeTarget struct {
+	UUID       string `json:"uuid"`
+	NodeUUID   string `json:"node_uuid"`
+	VolumeType string `json:"volume_type"`
+	VolumeID   string `json:"volume_id"`
+	BootIndex  int    `json:"boot_index"`
+	Properties JSON   `json:"properties"`
+	Extra      JSON   `json:"extra"`
+
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+}
+
+// DeployTemplate is a named set of deploy steps (Ironic's deploy template,
+// API 1.55); its name is a trait, so that an instance asking for the trait
+// gets the steps.
+type DeployTemplate struct {
+	UUID  string       `json:"uuid"`
+	Name  string       `json:"name"`
+	Steps []DeployStep `json:"steps"`
+	Extra JSON         `json:"extra"`
+	// Description is accepted and kept, but Ironic 21.4's view does not
+	// show it, so neither does ferro's.
+	Description string `json:"description,omitempty"`
+
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+}
+
+// DeployStep is one step of a deploy template.
+type DeployStep struct {
+	Interface string `json:"interface"`
+	Step      string `json:"step"`
+	Args      JSON   `json:"args"`
+	Priority  int    `json:"priority"`
+}
+
 // Allocation states.
 const (
 	AllocationAllocating = "allocating"

@@ -11,6 +11,25 @@ import (
 	"github.com/ferrometal/ferro/internal/store"
 )
 
+// StartAllocate processes an allocation in state allocating in the
+// background, on one of the conductor's workers, as Ironic's conductor does
+// once the API has answered with the allocating allocation. With no free
+// worker (or while stopping) it returns the error and does nothing.
+func (c *Conductor) StartAllocate(allocationUUID string) error {
+	if err := c.takeWorker(); err != nil {
+		return err
+	}
+	c.running.Add(1)
+	go func() {
+		defer c.running.Done()
+		defer c.giveBackWorker()
+		if err := c.Allocate(c.workCtx, allocationUUID); err != nil {
+			c.log.Warn("allocation failed", "allocation", allocationUUID, "error", err)
+		}
+	}()
+	return nil
+}
+
 // Allocate processes an allocation in state allocating: it picks an
 // available node that matches the resource class, traits and candidate
 // list, not in maintenance and not yet associated, and associates it. With

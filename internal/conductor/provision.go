@@ -16,7 +16,23 @@ const (
 	VerbInspect = "inspect"
 	VerbProvide = "provide"
 	VerbAbort   = "abort"
+	// The deployment verbs run only with Ironic's fake deploy (and fake
+	// rescue) interface, whose steps do nothing: ferro does not deploy.
+	VerbActive   = "active"
+	VerbDeleted  = "deleted"
+	VerbRebuild  = "rebuild"
+	VerbAdopt    = "adopt"
+	VerbRescue   = "rescue"
+	VerbUnrescue = "unrescue"
 )
+
+// ErrNodeProtected is returned (wrapped) for deleted or rebuild on a
+// protected node, as Ironic's NodeProtected (403).
+var ErrNodeProtected = errors.New("node protected")
+
+// ErrUnsupportedVerb is returned (wrapped) for a deployment verb on a node
+// whose deploy or rescue interface ferro cannot run.
+var ErrUnsupportedVerb = errors.New("provision verb not supported by the node's interfaces")
 
 // DoProvisionAction validates a provision verb synchronously, under the
 // node's exclusive lock, moves the node to the verb's first state and
@@ -50,6 +66,8 @@ func (c *Conductor) DoProvisionAction(ctx context.Context, ident, verb string) e
 		work, err = c.startProvide(ctx, t)
 	case VerbAbort:
 		err = c.abort(ctx, t)
+	case VerbActive, VerbRebuild, VerbDeleted, VerbAdopt, VerbRescue, VerbUnrescue:
+		work, err = c.startFake(ctx, t, verb)
 	default:
 		err = fmt.Errorf("%w: provision verb %q is not supported", ErrInvalidState, verb)
 	}
@@ -115,6 +133,50 @@ func (c *Conductor) startManage(ctx context.Context, t *driver.Task) (func(conte
 		}
 		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
 			t.Log.Error("cannot finish verifying", "error", err)
+		}
+	}, nil
+}
+
+// fakeVerbs names, per deployment verb, the interface that must be fake.
+var fakeVerbs = map[string]string{
+	VerbActive: "deploy", VerbRebuild: "deploy", VerbDeleted: "deploy", VerbAdopt: "deploy",
+	VerbRescue: "rescue", VerbUnrescue: "rescue",
+}
+
+// startFake runs a deployment verb with the fake interfaces, as Ironic's
+// conductor does with them: validate power, move to the verb's transient
+// state, and finish in the worker (deleting goes on through cleaning to
+// available and forgets the instance, as Ironic's tear down).
+func (c *Conductor) startFake(ctx context.Context, t *driver.Task, verb string) (func(context.Context, *driver.Task), error) {
+	kind := fakeVerbs[verb]
+	if impl := t.Node.Interfaces[kind]; impl != "fake" {
+		return nil, fmt.Errorf("%w: the %s interface %q of node %s cannot %s (ferro runs deployment verbs only with the fake interfaces)",
+			ErrUnsupportedVerb, kind, impl, t.Node.UUID, verb)
+	}
+	if t.Node.Protected && (verb == VerbDeleted || verb == VerbRebuild) {
+		return nil, fmt.Errorf("%w: Node %s is protected and cannot be undeployed, rebuilt or deleted", ErrNodeProtected, t.Node.UUID)
+	}
+	if t.Node.Maintenance {
+		return nil, fmt.Errorf("%w: The requested action %q can not be performed on node %q while it is in maintenance mode.",
+			ErrInvalidState, verb, t.Node.UUID)
+	}
+	if err := t.Driver.Power.Validate(ctx, t); err != nil {
+		return nil, fmt.Errorf("validate power interface of node %s: %w", t.Node.UUID, err)
+	}
+	if err := c.transition(ctx, t, verb, ""); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, t *driver.Task) {
+		if verb == VerbDeleted {
+			t.Node.InstanceInfo = baremetal.JSON{}
+			t.Node.InstanceUUID = ""
+			if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
+				t.Log.Error("cannot finish tear down", "error", err)
+				return
+			}
+		}
+		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
+			t.Log.Error("cannot finish provision action", "verb", verb, "error", err)
 		}
 	}, nil
 }

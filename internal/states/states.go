@@ -19,6 +19,14 @@ const (
 	Active        = "active"
 	Deploying     = "deploying"
 	DeployFailed  = "deploy failed"
+	Deleting      = "deleting"
+	Adopting      = "adopting"
+	AdoptFailed   = "adopt failed"
+	Rescuing      = "rescuing"
+	Rescue        = "rescue"
+	RescueFailed  = "rescue failed"
+	Unrescuing    = "unrescuing"
+	UnrescueFail  = "unrescue failed"
 	Error         = "error"
 )
 
@@ -33,6 +41,14 @@ const (
 	EventDone    = "done"
 	EventFail    = "fail"
 	EventResume  = "resume"
+	// The deployment verbs, as the API names them: with the fake deploy
+	// and rescue interfaces each finishes at once (done).
+	EventActive   = "active"
+	EventDeleted  = "deleted"
+	EventRebuild  = "rebuild"
+	EventAdopt    = "adopt"
+	EventRescue   = "rescue"
+	EventUnrescue = "unrescue"
 )
 
 type edge struct{ from, event string }
@@ -62,6 +78,38 @@ var transitions = map[edge]string{
 	{CleanWait, EventAbort}:       CleanFailed,
 	{CleanFailed, EventManage}:    Manageable,
 	{Available, EventManage}:      Manageable,
+
+	// Deployment, as Ironic's machine has it: deploying ends active,
+	// deleting goes through cleaning to available.
+	{Available, EventActive}:      Deploying,
+	{DeployFailed, EventActive}:   Deploying,
+	{Active, EventRebuild}:        Deploying,
+	{DeployFailed, EventRebuild}:  Deploying,
+	{Deploying, EventDone}:        Active,
+	{Deploying, EventFail}:        DeployFailed,
+	{Active, EventDeleted}:        Deleting,
+	{DeployFailed, EventDeleted}:  Deleting,
+	{Error, EventDeleted}:         Deleting,
+	{Rescue, EventDeleted}:        Deleting,
+	{RescueFailed, EventDeleted}:  Deleting,
+	{UnrescueFail, EventDeleted}:  Deleting,
+	{Deleting, EventDone}:         Cleaning,
+	{Deleting, EventFail}:         Error,
+	{Manageable, EventAdopt}:      Adopting,
+	{AdoptFailed, EventAdopt}:     Adopting,
+	{Adopting, EventDone}:         Active,
+	{Adopting, EventFail}:         AdoptFailed,
+	{AdoptFailed, EventManage}:    Manageable,
+	{Active, EventRescue}:         Rescuing,
+	{Rescue, EventRescue}:         Rescuing,
+	{RescueFailed, EventRescue}:   Rescuing,
+	{Rescuing, EventDone}:         Rescue,
+	{Rescuing, EventFail}:         RescueFailed,
+	{Rescue, EventUnrescue}:       Unrescuing,
+	{RescueFailed, EventUnrescue}: Unrescuing,
+	{UnrescueFail, EventUnrescue}: Unrescuing,
+	{Unrescuing, EventDone}:       Active,
+	{Unrescuing, EventFail}:       UnrescueFail,
 }
 
 // targets is the target_provision_state a transient state reports.
@@ -71,6 +119,11 @@ var targets = map[string]string{
 	InspectWait: Manageable,
 	Cleaning:    Available,
 	CleanWait:   Available,
+	Deploying:   Active,
+	Deleting:    Available,
+	Adopting:    Active,
+	Rescuing:    Rescue,
+	Unrescuing:  Active,
 }
 
 // ErrInvalidTransition is returned (wrapped) by Next for an event that the
@@ -103,7 +156,7 @@ func Target(state string) string { return targets[state] }
 // left there by a dead conductor must be failed.
 func IsTransient(state string) bool {
 	switch state {
-	case Verifying, Inspecting, Cleaning, Deploying:
+	case Verifying, Inspecting, Cleaning, Deploying, Deleting, Adopting, Rescuing, Unrescuing:
 		return true
 	}
 	return false
@@ -112,7 +165,8 @@ func IsTransient(state string) bool {
 // IsStable reports whether a node in this state waits for an operator.
 func IsStable(state string) bool {
 	switch state {
-	case Enroll, Manageable, Available, Active, InspectFailed, CleanFailed, DeployFailed, Error:
+	case Enroll, Manageable, Available, Active, InspectFailed, CleanFailed, DeployFailed, Error,
+		AdoptFailed, Rescue, RescueFailed, UnrescueFail:
 		return true
 	}
 	return false
@@ -121,10 +175,12 @@ func IsStable(state string) bool {
 // DeletableStates are the states in which Ironic lets a node be deleted.
 var DeletableStates = map[string]bool{
 	Enroll: true, Manageable: true, Available: true, InspectFailed: true, CleanFailed: true, Error: true,
+	AdoptFailed: true,
 }
 
 // All lists every state the API may report, for validation of filters.
 var All = []string{
 	Enroll, Verifying, Manageable, Inspecting, InspectWait, InspectFailed,
 	Cleaning, CleanWait, CleanFailed, Available, Active, Deploying, DeployFailed, Error,
+	Deleting, Adopting, AdoptFailed, Rescuing, Rescue, RescueFailed, Unrescuing, UnrescueFail,
 }

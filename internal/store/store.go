@@ -66,6 +66,36 @@ type Store interface {
 	UpdatePortgroup(ctx context.Context, pg *baremetal.Portgroup) error
 	DeletePortgroup(ctx context.Context, uuid string) error
 
+	// Chassis. DeleteChassis refuses (ErrConflict) while a node names the
+	// chassis.
+	CreateChassis(ctx context.Context, c *baremetal.Chassis) error
+	GetChassis(ctx context.Context, uuid string) (*baremetal.Chassis, error)
+	ListChassis(ctx context.Context, p Page) ([]*baremetal.Chassis, error)
+	UpdateChassis(ctx context.Context, c *baremetal.Chassis) error
+	DeleteChassis(ctx context.Context, uuid string) error
+
+	// Volume connectors and targets belong to a node and go with it.
+	// A connector's (type, connector_id) and a target's (node, boot_index)
+	// are unique: ErrConflict.
+	CreateVolumeConnector(ctx context.Context, c *baremetal.VolumeConnector) error
+	GetVolumeConnector(ctx context.Context, uuid string) (*baremetal.VolumeConnector, error)
+	ListVolumeConnectors(ctx context.Context, f VolumeFilter) ([]*baremetal.VolumeConnector, error)
+	UpdateVolumeConnector(ctx context.Context, c *baremetal.VolumeConnector) error
+	DeleteVolumeConnector(ctx context.Context, uuid string) error
+	CreateVolumeTarget(ctx context.Context, vt *baremetal.VolumeTarget) error
+	GetVolumeTarget(ctx context.Context, uuid string) (*baremetal.VolumeTarget, error)
+	ListVolumeTargets(ctx context.Context, f VolumeFilter) ([]*baremetal.VolumeTarget, error)
+	UpdateVolumeTarget(ctx context.Context, vt *baremetal.VolumeTarget) error
+	DeleteVolumeTarget(ctx context.Context, uuid string) error
+
+	// Deploy templates. GetDeployTemplate takes a UUID or a name; names
+	// are unique (ErrConflict).
+	CreateDeployTemplate(ctx context.Context, dt *baremetal.DeployTemplate) error
+	GetDeployTemplate(ctx context.Context, ident string) (*baremetal.DeployTemplate, error)
+	ListDeployTemplates(ctx context.Context, p Page) ([]*baremetal.DeployTemplate, error)
+	UpdateDeployTemplate(ctx context.Context, dt *baremetal.DeployTemplate) error
+	DeleteDeployTemplate(ctx context.Context, uuid string) error
+
 	// Allocations. GetAllocation takes a UUID or a name.
 	CreateAllocation(ctx context.Context, a *baremetal.Allocation) error
 	GetAllocation(ctx context.Context, ident string) (*baremetal.Allocation, error)
@@ -178,6 +208,12 @@ type PortgroupFilter struct {
 	Page
 	NodeUUID string
 	Address  string
+}
+
+// VolumeFilter selects volume connectors or targets.
+type VolumeFilter struct {
+	Page
+	NodeUUID string
 }
 
 // AllocationFilter selects allocations.

@@ -301,8 +301,13 @@ func (s *server) createAllocation(rq *request) error {
 	} else {
 		err = s.store.CreateAllocation(rq.ctx(), al)
 		if err == nil {
-			if aerr := s.cond.Allocate(rq.ctx(), al.UUID); aerr != nil {
-				s.log.Warn("allocation failed", "allocation", al.UUID, "request_id", rq.id, "error", aerr)
+			// As Ironic: the answer shows the allocation allocating; a
+			// conductor worker finishes it. Without a free worker it is
+			// done here, so that no allocation stays allocating.
+			if serr := s.cond.StartAllocate(al.UUID); serr != nil {
+				if aerr := s.cond.Allocate(rq.ctx(), al.UUID); aerr != nil {
+					s.log.Warn("allocation failed", "allocation", al.UUID, "request_id", rq.id, "error", aerr)
+				}
 			}
 		}
 	}
@@ -315,9 +320,13 @@ func (s *server) createAllocation(rq *request) error {
 		}
 		return err
 	}
-	created, err := s.store.GetAllocation(rq.ctx(), al.UUID)
-	if err != nil {
-		return err
+	// A new allocation is shown as it was stored (allocating), whatever
+	// the worker has done since; a backfill as it ended.
+	created := al
+	if backfill != nil {
+		if created, err = s.store.GetAllocation(rq.ctx(), al.UUID); err != nil {
+			return err
+		}
 	}
 	rq.location("allocations/" + created.UUID)
 	return rq.writeJSON(http.StatusCreated, appendAllocation(make([]byte, 0, 512), created, rq.minor, rq.base, nil))

@@ -21,7 +21,12 @@ func TestAllocations(t *testing.T) {
 	if r.header.Get("Location") != "http://ferro.test:6385/v1/allocations/"+aid {
 		t.Errorf("Location %q", r.header.Get("Location"))
 	}
-	if a["state"] != "active" || a["node_uuid"] != gold || a["last_error"] != nil {
+	// The answer shows the allocation as created, allocating (Ironic's
+	// conductor finishes it in the background; the fake at once).
+	if a["state"] != "allocating" || a["node_uuid"] != nil || a["last_error"] != nil {
+		t.Errorf("allocation as created %v", a)
+	}
+	if a = e.must(200, "GET", "/v1/allocations/"+aid, latest, nil).json(t); a["state"] != "active" || a["node_uuid"] != gold || a["last_error"] != nil {
 		t.Errorf("allocation %v", a)
 	}
 	want := []string{"candidate_nodes", "created_at", "extra", "last_error", "links", "name", "node_uuid", "owner", "resource_class", "state", "traits", "updated_at", "uuid"}
@@ -38,6 +43,7 @@ func TestAllocations(t *testing.T) {
 
 	// No match: the allocation is in error, still created.
 	bad := e.must(201, "POST", "/v1/allocations", latest, map[string]any{"resource_class": "silver"}).json(t)
+	bad = e.must(200, "GET", "/v1/allocations/"+str(bad, "uuid"), latest, nil).json(t)
 	if bad["state"] != "error" || bad["last_error"] == nil || bad["node_uuid"] != nil {
 		t.Errorf("unmatched allocation %v", bad)
 	}

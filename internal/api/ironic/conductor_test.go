@@ -114,6 +114,10 @@ func TestRealConductor_ManageInspectProvideAllocate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if a.State != "allocating" {
+		t.Errorf("new allocation answered %q, want allocating as Ironic", a.State)
+	}
+	a = waitAllocation(t, client, a.UUID)
 	if a.State != "active" || a.NodeUUID != n.UUID {
 		t.Fatalf("allocation %+v", a)
 	}
@@ -200,4 +204,108 @@ func errorsAs(err error, target *gophercloud.ErrUnexpectedResponseCode) bool {
 		return true
 	}
 	return false
+}
+
+// The deployment verbs run with the fake deploy and rescue interfaces, as
+// Ironic's state machine has them; a node with the direct deploy interface
+// is refused with nothing changed.
+func TestRealConductor_FakeDeployRescueUndeploy(t *testing.T) {
+	client, db := realConductorClient(t)
+	ctx := t.Context()
+	n, err := nodes.Create(ctx, client, nodes.CreateOpts{Name: "deploy-me", Driver: "fake-hardware",
+		DeployInterface: "fake", RescueInterface: "fake"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nodes.Update(ctx, client, n.UUID, nodes.UpdateOpts{nodes.UpdateOperation{
+		Op: nodes.AddOp, Path: "/instance_uuid", Value: "7b2a7f8e-4c1d-4a55-9c1e-6f0d2b6c9a01",
+	}}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	direct, err := nodes.Create(ctx, client, nodes.CreateOpts{Name: "direct", Driver: "fake-hardware", DeployInterface: "direct"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{n.UUID, direct.UUID} {
+		for _, target := range []nodes.TargetProvisionState{nodes.TargetManage, nodes.TargetProvide} {
+			if err := nodes.ChangeProvisionState(ctx, client, id, nodes.ProvisionStateOpts{Target: target}).ExtractErr(); err != nil {
+				t.Fatalf("%s: %v", target, err)
+			}
+		}
+		waitState(t, client, db, id, "available")
+	}
+	steps := []struct {
+		opts  nodes.ProvisionStateOpts
+		state string
+	}{
+		{nodes.ProvisionStateOpts{Target: nodes.TargetActive, ConfigDrive: "H4sI"}, "active"},
+		{nodes.ProvisionStateOpts{Target: nodes.TargetRescue, RescuePassword: "s3cret"}, "rescue"},
+		{nodes.ProvisionStateOpts{Target: nodes.TargetUnrescue}, "active"},
+		{nodes.ProvisionStateOpts{Target: nodes.TargetRebuild}, "active"},
+	}
+	for _, step := range steps {
+		if err := nodes.ChangeProvisionState(ctx, client, n.UUID, step.opts).ExtractErr(); err != nil {
+			t.Fatalf("%s: %v", step.opts.Target, err)
+		}
+		waitState(t, client, db, n.UUID, step.state)
+	}
+	// A protected node is neither rebuilt nor undeployed (403).
+	if _, err := nodes.Update(ctx, client, n.UUID, nodes.UpdateOpts{nodes.UpdateOperation{
+		Op: nodes.ReplaceOp, Path: "/protected", Value: true,
+	}}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []nodes.TargetProvisionState{nodes.TargetRebuild, nodes.TargetDeleted} {
+		err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: target}).ExtractErr()
+		if !gophercloud.ResponseCodeIs(err, http.StatusForbidden) {
+			t.Errorf("%s on a protected node: %v, want 403", target, err)
+		}
+	}
+	if _, err := nodes.Update(ctx, client, n.UUID, nodes.UpdateOpts{nodes.UpdateOperation{
+		Op: nodes.ReplaceOp, Path: "/protected", Value: false,
+	}}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetDeleted}).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, client, db, n.UUID, "available")
+	got, err := nodes.Get(ctx, client, n.UUID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.InstanceUUID != "" || len(got.InstanceInfo) != 0 {
+		t.Errorf("after deleted: instance_uuid %q, instance_info %v; Ironic's tear down clears both", got.InstanceUUID, got.InstanceInfo)
+	}
+	err = nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetRescue}).ExtractErr()
+	if !gophercloud.ResponseCodeIs(err, http.StatusBadRequest) {
+		t.Errorf("rescue from available: %v, want 400", err)
+	}
+	err = nodes.ChangeProvisionState(ctx, client, direct.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetActive}).ExtractErr()
+	if !gophercloud.ResponseCodeIs(err, http.StatusBadRequest) {
+		t.Errorf("active with the direct deploy interface: %v, want 400", err)
+	}
+	if got, _ := nodes.Get(ctx, client, direct.UUID).Extract(); got.ProvisionState != "available" {
+		t.Errorf("refused deploy left the node %q", got.ProvisionState)
+	}
+}
+
+// waitAllocation polls an allocation until a conductor worker has finished
+// it (active or error).
+func waitAllocation(t *testing.T, client *gophercloud.ServiceClient, id string) *allocations.Allocation {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		a, err := allocations.Get(t.Context(), client, id).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.State != "allocating" {
+			return a
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("allocation %s still allocating after 20 s", id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

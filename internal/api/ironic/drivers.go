@@ -182,19 +182,6 @@ func (s *server) getDriverProperties(rq *request) error {
 	return rq.writeJSON(http.StatusOK, appendMap(make([]byte, 0, 4096), props, nil))
 }
 
-// listChassis is GET /v1/chassis: ferro has no chassis.
-func (s *server) listChassis(rq *request) error {
-	if _, err := rq.queryArgs("marker", "limit", "sort_key", "sort_dir", "fields", "detail"); err != nil {
-		return err
-	}
-	return rq.writeJSON(http.StatusOK, []byte(`{"chassis": []}`))
-}
-
-// getChassis is GET /v1/chassis/{chassis}.
-func (s *server) getChassis(rq *request) error {
-	return notFound("Chassis %s could not be found.", rq.r.PathValue("chassis"))
-}
-
 // listShards is GET /v1/shards (1.82): each shard with its node count.
 func (s *server) listShards(rq *request) error {
 	if rq.minor < v82Shard {
@@ -241,4 +228,35 @@ func (s *server) listShards(rq *request) error {
 		b = append(b, '}')
 	}
 	return rq.writeJSON(http.StatusOK, append(b, "]}"...))
+}
+
+// logicalDiskProperties describes the keys of a logical disk in a target
+// RAID configuration: the keys of Ironic's RAID configuration schema, in
+// ferro's words.
+var logicalDiskProperties = map[string]any{
+	"raid_level":               "RAID level of the logical disk: JBOD, 0, 1, 2, 5, 6, 1+0, 5+0 or 6+0. Required.",
+	"size_gb":                  "Size of the logical disk in GiB (an integer), or MAX for the rest of the space. Required.",
+	"volume_name":              "Name of the volume; generated when not given. Optional.",
+	"is_root_volume":           "Whether this logical disk is the root volume (default false). Optional.",
+	"share_physical_disks":     "Whether other logical disks may use the same physical disks (default false). Optional.",
+	"disk_type":                "Preferred disk type: hdd or ssd; any when not given. Optional.",
+	"interface_type":           "Preferred disk interface: sata, scsi or sas; any when not given. Optional.",
+	"number_of_physical_disks": "How many physical disks to use; the RAID level's minimum when not given. Optional.",
+	"controller":               "RAID controller to use; chosen by the driver when not given. Optional.",
+	"physical_disks":           "Physical disks to use, as the RAID interface names them; chosen by the driver when not given. Optional.",
+}
+
+// getLogicalDiskProperties is GET /v1/drivers/{driver}/raid/logical_disk_properties (1.12).
+func (s *server) getLogicalDiskProperties(rq *request) error {
+	if rq.minor < v12RAIDConfig {
+		return notAcceptable()
+	}
+	if _, err := rq.queryArgs(); err != nil {
+		return err
+	}
+	name := rq.r.PathValue("driver")
+	if _, ok := s.cond.Registry().HardwareType(name); !ok {
+		return driverNotFound(name)
+	}
+	return rq.writeJSON(http.StatusOK, appendMap(make([]byte, 0, 2048), logicalDiskProperties, nil))
 }

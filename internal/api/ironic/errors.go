@@ -77,6 +77,10 @@ func errorFor(err error) *apiError {
 		return conflict("%s", sentence(trimSentinel(err, store.ErrNodeLocked)))
 	case errors.Is(err, conductor.ErrInvalidState):
 		return badRequest("%s", sentence(trimSentinel(err, conductor.ErrInvalidState)))
+	case errors.Is(err, conductor.ErrNodeProtected):
+		return newError(http.StatusForbidden, "%s", trimSentinel(err, conductor.ErrNodeProtected))
+	case errors.Is(err, conductor.ErrUnsupportedVerb):
+		return badRequest("%s", sentence(trimSentinel(err, conductor.ErrUnsupportedVerb)))
 	case errors.Is(err, conductor.ErrNoFreeWorker):
 		return newError(http.StatusServiceUnavailable,
 			"Requested action cannot be performed due to lack of free conductor workers.")

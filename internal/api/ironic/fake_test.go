@@ -169,6 +169,11 @@ func (f *fakeConductor) ValidateNode(ctx context.Context, ident string) (map[str
 	return f.validate, nil
 }
 
+// StartAllocate runs Allocate at once: the fake has no workers.
+func (f *fakeConductor) StartAllocate(allocationUUID string) error {
+	return f.Allocate(context.Background(), allocationUUID)
+}
+
 // Allocate picks the first available, unassociated node of the class
 // having the traits.
 func (f *fakeConductor) Allocate(ctx context.Context, allocationUUID string) error {

@@ -297,6 +297,9 @@ func TestGophercloud_PortsPortgroupsAllocationsDrivers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("allocation: %v", err)
 	}
+	if a, err = allocations.Get(ctx, client, a.UUID).Extract(); err != nil {
+		t.Fatal(err)
+	}
 	if a.State != "active" || a.NodeUUID != n.UUID {
 		t.Errorf("allocation %+v", a)
 	}

@@ -43,6 +43,8 @@ type Conductor interface {
 	ValidateNode(ctx context.Context, ident string) (map[string]conductor.ValidationResult, error) // keys: boot, console, deploy, inspect, management, network, power, raid, rescue, storage, bios...
 	// Allocate processes a stored allocation in state "allocating": picks a node and sets the allocation active or error.
 	Allocate(ctx context.Context, allocationUUID string) error
+	// StartAllocate runs Allocate in the background; an error (no free worker, shutting down) means it did not start.
+	StartAllocate(allocationUUID string) error
 	Registry() *driver.Registry
 }
 
@@ -168,6 +170,12 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h[hdrMinVersion] = []string{minVersionString}
 	h[hdrMaxVersion] = []string{maxVersionString}
 
+	// Ironic's root controller serves a path without a version prefix as
+	// the same path under /v1 (/nodes/detail, /drivers/…/properties).
+	if p := r.URL.Path; p != "/" && p != "" && p != "/v1" && !strings.HasPrefix(p, "/v1/") {
+		r.URL.Path = "/v1" + p
+		r.URL.RawPath = ""
+	}
 	minor, verr := requestedVersion(r.Header)
 	isV1 := r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/")
 	switch {

@@ -178,7 +178,19 @@ var provisionVerbs = map[string]int{
 	"active": 0, "deleted": 0, "rebuild": 0, "unhold": 0, "service": 0,
 }
 
-var supportedVerbs = []string{"manage", "provide", "inspect", "abort"}
+// supportedVerbs are the verbs ferro runs; the deployment ones only on
+// nodes with the fake deploy (or rescue) interface.
+var supportedVerbs = []string{"manage", "provide", "inspect", "abort",
+	"active", "deleted", "rebuild", "deploy", "undeploy", "adopt", "rescue", "unrescue"}
+
+// verbAliases are the 1.73 names of active and deleted.
+var verbAliases = map[string]string{"deploy": "active", "undeploy": "deleted"}
+
+// verbArgs are the body arguments each verb takes besides target.
+var verbArgs = map[string][]string{
+	"active": {"configdrive", "deploy_steps"}, "rebuild": {"configdrive", "deploy_steps"},
+	"rescue": {"rescue_password"},
+}
 
 // setProvisionState is PUT /v1/nodes/{node}/states/provision.
 func (s *server) setProvisionState(rq *request) error {
@@ -199,7 +211,11 @@ func (s *server) setProvisionState(rq *request) error {
 	if min, ok := provisionVerbs[target]; ok && rq.minor < min {
 		return notAcceptable()
 	}
-	if _, known := provisionVerbs[target]; !known || !states.Can(n.ProvisionState, target) {
+	event := target
+	if alias, ok := verbAliases[target]; ok {
+		event = alias
+	}
+	if _, known := provisionVerbs[target]; !known || !states.Can(n.ProvisionState, event) {
 		if known && !slices.Contains(supportedVerbs, target) {
 			return badRequest("The requested action \"%s\" is not supported by ferro; supported actions are: %s.",
 				target, strings.Join(supportedVerbs, ", "))
@@ -210,14 +226,19 @@ func (s *server) setProvisionState(rq *request) error {
 		return invalidStateRequested(target, n.UUID, n.ProvisionState)
 	}
 	for _, k := range []string{"configdrive", "clean_steps", "deploy_steps", "service_steps", "rescue_password", "disable_ramdisk", "runbook"} {
-		if v, ok := m[k]; ok && v != nil {
+		if v, ok := m[k]; ok && v != nil && !slices.Contains(verbArgs[event], k) {
 			return badRequest("\"%s\" is not valid when setting target provision state to %s", k, target)
+		}
+	}
+	if event == "rescue" {
+		if pw, _ := m["rescue_password"].(string); strings.TrimSpace(pw) == "" {
+			return badRequest("A non-empty \"rescue_password\" is required when setting target provision state to rescue")
 		}
 	}
 	if n.ProvisionState == states.InspectWait && target == "abort" && rq.minor < v41InspectAbort {
 		return notAcceptable()
 	}
-	if err := s.cond.DoProvisionAction(rq.ctx(), n.UUID, target); err != nil {
+	if err := s.cond.DoProvisionAction(rq.ctx(), n.UUID, event); err != nil {
 		return s.nodeActionError(err, ident)
 	}
 	rq.location("nodes/" + ident + "/states")
@@ -486,10 +507,20 @@ func (s *server) supportedBootDevices(rq *request) error {
 // Traits (1.37).
 
 func (s *server) traitsAllowed(rq *request) error {
-	if rq.minor < v37NodeTraits {
-		return resourceNotFound()
+	if rq.minor >= v37NodeTraits {
+		return nil
 	}
-	return nil
+	// What Ironic's routing answers below 1.37, per method: the node
+	// controller's own GET refuses the version, PUT reaches a controller
+	// without put (405), DELETE finds no resource.
+	switch rq.r.Method {
+	case http.MethodGet:
+		return notAcceptable()
+	case http.MethodPut:
+		rq.w.Header().Set("Allow", "DELETE, GET, PATCH, POST")
+		return newError(http.StatusMethodNotAllowed, "The method specified is not allowed for this resource.")
+	}
+	return notFound("Resource could not be found.")
 }
 
 // getTraits is GET /v1/nodes/{node}/traits.
@@ -632,8 +663,46 @@ func (s *server) getConsole(rq *request) error {
 	}
 	o := newObj(nil)
 	o.boolean("console_enabled", n.ConsoleEnabled)
-	o.raw("console_info", []byte("null"))
+	// Ironic's fake console answers an empty console_info once enabled.
+	info := "null"
+	if n.ConsoleEnabled {
+		info = "{}"
+	}
+	o.raw("console_info", []byte(info))
 	return rq.writeJSON(http.StatusOK, o.end())
+}
+
+// setConsole is PUT /v1/nodes/{node}/states/console {"enabled": bool}.
+// Only the fake console interface has a console to start; it starts at
+// once, so the node shows the new mode by the time the 202 is read.
+func (s *server) setConsole(rq *request) error {
+	m, err := rq.bodyArgs("enabled")
+	if err != nil {
+		return err
+	}
+	if _, ok := m["enabled"]; !ok {
+		return badRequest("Missing mandatory parameter: enabled")
+	}
+	enabled, err := boolField("enabled", m["enabled"])
+	if err != nil || enabled == nil {
+		return badRequest("Invalid value for enabled: %s", pyRepr(m["enabled"]))
+	}
+	n, err := s.node(rq)
+	if err != nil {
+		return err
+	}
+	if iface := n.Interfaces["console"]; iface != "fake" {
+		return badRequest("Driver %s does not support console (disabled or not implemented).", n.Driver)
+	}
+	err = s.withNodeLock(rq, n.UUID, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
+		n.ConsoleEnabled = *enabled
+		return tx.UpdateNode(ctx, n)
+	})
+	if err != nil {
+		return err
+	}
+	rq.location("nodes/" + n.UUID + "/states/console")
+	return rq.writeEmpty(http.StatusAccepted)
 }
 
 // listBIOS is GET /v1/nodes/{node}/bios (1.40): ferro caches no BIOS

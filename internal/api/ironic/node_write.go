@@ -165,6 +165,9 @@ func (s *server) patchNode(rq *request) error {
 		if err != nil {
 			return err
 		}
+		if err := s.checkNodeChassis(ctx, tx, nn, n.ChassisUUID); err != nil {
+			return err
+		}
 		if err := tx.UpdateNode(ctx, nn); err != nil {
 			if errors.Is(err, store.ErrConflict) {
 				return s.nodeConflictTx(ctx, tx, nn)

@@ -246,6 +246,17 @@ func (s *server) listNodes(rq *request, detailPath bool) error {
 	if err != nil {
 		return err
 	}
+	if parent := rq.r.PathValue("chassis"); parent != "" {
+		// GET /v1/chassis/{chassis}/nodes.
+		if !isUUIDLike(parent) {
+			return invalidInput("chassis_uuid", parent, "Expected a UUID but received "+parent+".")
+		}
+		c, err := s.lookupChassis(rq.ctx(), s.store, parent)
+		if err != nil {
+			return err
+		}
+		chassis = c.UUID
+	}
 	if f.Associated, err = a.boolean("associated"); err != nil {
 		return err
 	}
@@ -479,8 +490,17 @@ func (s *server) createNode(rq *request) error {
 		n.ResourceClass = s.cfg.Default.DefaultResourceClass
 	}
 	n.CreatedAt = s.now().UTC()
-	if err := s.store.CreateNode(rq.ctx(), n); err != nil {
-		return s.nodeConflict(rq.ctx(), err, n, "")
+	err = s.store.InTx(rq.ctx(), func(tx store.Store) error {
+		if err := s.checkNodeChassis(rq.ctx(), tx, n, ""); err != nil {
+			return err
+		}
+		if err := tx.CreateNode(rq.ctx(), n); err != nil {
+			return s.nodeConflict(rq.ctx(), err, n, "")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	// The node as written is the node as stored: no need to read it back.
 	rq.location("nodes/" + n.UUID)
@@ -559,10 +579,11 @@ func (s *server) fillNode(n *baremetal.Node, doc map[string]any, patched map[str
 		return badRequest("Expected a conductor group but received %s.", group)
 	}
 	n.ConductorGroup = group
+	// The chassis's existence is checked by the caller, which has a
+	// transaction (checkNodeChassis).
+	n.ChassisUUID = ""
 	if c := strField(doc["chassis_uuid"]); c != "" {
-		if patched == nil || patched["chassis_uuid"] {
-			return badRequest("Chassis %s could not be found.", c)
-		}
+		n.ChassisUUID = canonicalUUID(c)
 	}
 
 	reg := s.cond.Registry()
@@ -589,15 +610,34 @@ func (s *server) fillNode(n *baremetal.Node, doc map[string]any, patched map[str
 		case patched != nil && !driverChanged && n.Interfaces[kind] != "":
 			continue
 		case patched != nil && driverChanged && !resetIfaces && n.Interfaces[kind] != "":
+			// Ironic's check_and_update_node_interfaces: without
+			// reset_interfaces, an interface the new hardware type does
+			// not support is an error, not a silent reset.
 			if reg.CheckInterface(n.Driver, kind, n.Interfaces[kind]) == nil {
 				continue
 			}
+			return badRequest("%s interface implementation '%s' is not supported by hardware type %s.", kind, n.Interfaces[kind], n.Driver)
 		}
 		def, err := reg.DefaultInterface(n.Driver, kind)
 		if err != nil {
 			return badRequest("For hardware type '%s', no default value found for %s interface could be determined. Please ensure the interfaces are enabled.", n.Driver, kind)
 		}
 		n.Interfaces[kind] = def
+	}
+	return nil
+}
+
+// checkNodeChassis checks that the chassis a node names exists, unless it
+// is the one the node had (old).
+func (s *server) checkNodeChassis(ctx context.Context, tx store.Store, n *baremetal.Node, old string) error {
+	if n.ChassisUUID == "" || n.ChassisUUID == old {
+		return nil
+	}
+	if _, err := tx.GetChassis(ctx, n.ChassisUUID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return badRequest("Chassis %s could not be found.", n.ChassisUUID)
+		}
+		return err
 	}
 	return nil
 }

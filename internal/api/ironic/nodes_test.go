@@ -449,10 +449,13 @@ func TestPatchNode(t *testing.T) {
 	if _, ok := r["properties"].(map[string]any)["cpus"]; ok || r["boot_interface"] != "fake" || r["description"] != nil {
 		t.Errorf("after remove %v", r)
 	}
-	// Changing the driver keeps compatible interfaces and resets the rest.
-	r = e.must(200, "PATCH", "/v1/nodes/"+id, latest, []map[string]any{{"op": "replace", "path": "/driver", "value": "ipmi"}}).json(t)
-	if r["driver"] != "ipmi" || r["power_interface"] != "ipmitool" || r["boot_interface"] != "ipxe" || r["network_interface"] != "noop" {
-		t.Errorf("driver change: power %v boot %v network %v", r["power_interface"], r["boot_interface"], r["network_interface"])
+	// Changing the driver to one that does not support the node's
+	// interfaces needs reset_interfaces, as in Ironic (whose
+	// check_and_update_node_interfaces answers IncompatibleInterface).
+	e.must(400, "PATCH", "/v1/nodes/"+id, latest, []map[string]any{{"op": "replace", "path": "/driver", "value": "ipmi"}})
+	r = e.must(200, "PATCH", "/v1/nodes/"+id+"?reset_interfaces=true", latest, []map[string]any{{"op": "replace", "path": "/driver", "value": "ipmi"}}).json(t)
+	if r["driver"] != "ipmi" || r["power_interface"] != "ipmitool" || r["boot_interface"] != "ipxe" {
+		t.Errorf("driver change: power %v boot %v", r["power_interface"], r["boot_interface"])
 	}
 	r = e.must(200, "PATCH", "/v1/nodes/"+id+"?reset_interfaces=true", latest, []map[string]any{{"op": "replace", "path": "/driver", "value": "fake-hardware"}}).json(t)
 	if r["power_interface"] != "fake" || r["network_interface"] != "noop" {

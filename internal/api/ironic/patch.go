@@ -103,6 +103,14 @@ func pathTouched(ops []patchOp, path string) bool {
 	return false
 }
 
+// firstOpTouches is Ironic's is_path_updated, quirk included: it looks
+// at the first operation only (its loop returns on the first element), so
+// a PATCH whose first operation is elsewhere passes its version gates.
+// Clients such as tempest depend on that.
+func firstOpTouches(ops []patchOp, path string) bool {
+	return len(ops) > 0 && (ops[0].Path == path || strings.HasPrefix(ops[0].Path, path+"/"))
+}
+
 // pathRemoved reports whether path, or something below it, is removed.
 func pathRemoved(ops []patchOp, path string) bool {
 	for _, op := range ops {

@@ -17,23 +17,28 @@ import (
 const defaultPortgroupMode = "active-backup"
 
 type portgroupField struct {
-	name  string
-	min   int
-	write func(b []byte, pg *baremetal.Portgroup) []byte
+	name string
+	// min is the version that may ask for the field in ?fields= (and
+	// sort by it).
+	min int
+	// always: shown at every version all the same. Ironic 21.4 hides no
+	// portgroup field, mode and properties included, below their version.
+	always bool
+	write  func(b []byte, pg *baremetal.Portgroup) []byte
 }
 
 var portgroupFields = []portgroupField{
-	{"uuid", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendString(b, pg.UUID) }},
-	{"created_at", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendTime(b, pg.CreatedAt) }},
-	{"updated_at", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullTime(b, pg.UpdatedAt) }},
-	{"address", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.Address) }},
-	{"extra", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendObject(b, pg.Extra) }},
-	{"internal_info", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendObject(b, pg.InternalInfo) }},
-	{"mode", v26PortgroupMode, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.Mode) }},
-	{"name", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.Name) }},
-	{"node_uuid", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.NodeUUID) }},
-	{"properties", v26PortgroupMode, func(b []byte, pg *baremetal.Portgroup) []byte { return appendObject(b, pg.Properties) }},
-	{"standalone_ports_supported", 0, func(b []byte, pg *baremetal.Portgroup) []byte {
+	{"uuid", 0, false, func(b []byte, pg *baremetal.Portgroup) []byte { return appendString(b, pg.UUID) }},
+	{"created_at", 0, false, func(b []byte, pg *baremetal.Portgroup) []byte { return appendTime(b, pg.CreatedAt) }},
+	{"updated_at", 0, false, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullTime(b, pg.UpdatedAt) }},
+	{"address", 0, false, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.Address) }},
+	{"extra", 0, false, func(b []byte, pg *baremetal.Portgroup) []byte { return appendObject(b, pg.Extra) }},
+	{"internal_info", 0, false, func(b []byte, pg *baremetal.Portgroup) []byte { return appendObject(b, pg.InternalInfo) }},
+	{"mode", v26PortgroupMode, true, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.Mode) }},
+	{"name", 0, false, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.Name) }},
+	{"node_uuid", 0, false, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.NodeUUID) }},
+	{"properties", v26PortgroupMode, true, func(b []byte, pg *baremetal.Portgroup) []byte { return appendObject(b, pg.Properties) }},
+	{"standalone_ports_supported", 0, false, func(b []byte, pg *baremetal.Portgroup) []byte {
 		return appendBool(b, pg.StandalonePortsSupported)
 	}},
 }
@@ -52,7 +57,7 @@ func appendPortgroup(b []byte, pg *baremetal.Portgroup, minor int, base string, 
 	o := newObj(b)
 	for i := range portgroupFields {
 		f := &portgroupFields[i]
-		if minor < f.min || !fs.want(f.name) {
+		if (minor < f.min && !f.always) || !fs.want(f.name) {
 			continue
 		}
 		o.key(f.name)
@@ -391,7 +396,7 @@ func (s *server) patchPortgroup(rq *request) error {
 			return badRequest("'%s' is a mandatory attribute and can not be removed", op.Path)
 		}
 	}
-	if rq.minor < v26PortgroupMode && (pathTouched(ops, "/mode") || pathTouched(ops, "/properties")) {
+	if rq.minor < v26PortgroupMode && (firstOpTouches(ops, "/mode") || firstOpTouches(ops, "/properties")) {
 		return notAcceptable()
 	}
 	cur, err := s.lookupPortgroup(rq.ctx(), s.store, rq.r.PathValue("portgroup"))

@@ -457,6 +457,9 @@ func (s *server) createPort(rq *request) error {
 		if err := s.checkPortPortgroup(ctx, tx, p, pxeGiven); err != nil {
 			return err
 		}
+		if err := checkPortPhysnet(ctx, tx, p, nil); err != nil {
+			return err
+		}
 		if other, err := tx.GetPortByAddress(ctx, p.Address); err == nil && other.UUID != p.UUID {
 			return conflict("A port with MAC address %s already exists.", p.Address)
 		}
@@ -504,6 +507,40 @@ func (s *server) checkPortPortgroup(ctx context.Context, tx store.Store, p *bare
 	}
 	if pxeGiven && !pg.StandalonePortsSupported {
 		return conflict("Port group %s doesn't support standalone ports. This port cannot be created as a member of that port group because either 'extra/vif_port_id' was specified or 'pxe_enabled' was set to True.", pg.UUID)
+	}
+	return nil
+}
+
+// checkPortPhysnet is Ironic's validate_port_physnet: a port joining a
+// portgroup, or changing its physical network inside one, must have the
+// physical network of the portgroup's other ports (409 otherwise). old is
+// the port before the change, nil on create.
+func checkPortPhysnet(ctx context.Context, tx store.Store, p, old *baremetal.Port) error {
+	if p.PortgroupUUID == "" {
+		return nil
+	}
+	if old != nil && old.PortgroupUUID == p.PortgroupUUID && old.PhysicalNetwork == p.PhysicalNetwork {
+		return nil
+	}
+	members, err := tx.ListPorts(ctx, store.PortFilter{PortgroupUUID: p.PortgroupUUID})
+	if err != nil {
+		return err
+	}
+	for _, m := range members {
+		if m.UUID == p.UUID {
+			continue
+		}
+		if m.PhysicalNetwork != p.PhysicalNetwork {
+			none := func(s string) string {
+				if s == "" {
+					return "None"
+				}
+				return s
+			}
+			return conflict("Port with physical network %s cannot become a member of port group %s which has ports in physical network %s.",
+				none(p.PhysicalNetwork), p.PortgroupUUID, none(m.PhysicalNetwork))
+		}
+		break // the members agree with each other: one is enough
 	}
 	return nil
 }
@@ -601,6 +638,9 @@ func (s *server) patchPort(rq *request) error {
 			if err := s.checkPortPortgroup(ctx, tx, np, pxeGiven); err != nil {
 				return err
 			}
+		}
+		if err := checkPortPhysnet(ctx, tx, np, old); err != nil {
+			return err
 		}
 		if np.Address != old.Address {
 			if other, err := tx.GetPortByAddress(ctx, np.Address); err == nil && other.UUID != np.UUID {

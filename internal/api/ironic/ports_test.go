@@ -196,11 +196,13 @@ func TestPortgroups(t *testing.T) {
 	if def["mode"] != "active-backup" || def["name"] != nil || def["address"] != nil {
 		t.Errorf("defaults %v", def)
 	}
-	// mode and properties need 1.26.
+	// Setting or selecting mode and properties needs 1.26; Ironic 21.4
+	// shows them at every version all the same (checked against it).
 	old := e.must(200, "GET", "/v1/portgroups/bond0", "1.25", nil).json(t)
-	if _, ok := old["mode"]; ok {
-		t.Errorf("1.25 shows mode")
+	if old["mode"] == nil || old["properties"] == nil {
+		t.Errorf("1.25 view: mode %v, properties %v; Ironic shows both", old["mode"], old["properties"])
 	}
+	e.must(406, "GET", "/v1/portgroups/bond0?fields=mode", "1.25", nil)
 	e.must(406, "POST", "/v1/portgroups", "1.25", map[string]any{"node_uuid": id, "mode": "balance-rr"})
 	e.must(404, "GET", "/v1/portgroups", "1.22", nil)
 	e.must(404, "GET", "/v1/nodes/gnode/portgroups", "1.23", nil)
@@ -240,4 +242,26 @@ func TestPortgroups(t *testing.T) {
 	if !slices.Equal(names, []string{str(def, "uuid")}) {
 		t.Errorf("left: %v", names)
 	}
+}
+
+// The ports of a portgroup share one physical network, as Ironic's
+// validate_port_physnet enforces: joining with another one, or changing
+// it inside the portgroup, is a 409 with nothing changed.
+func TestPorts_PortgroupPhysicalNetworkConsistency(t *testing.T) {
+	e := newEnv(t)
+	a := str(e.createNode(map[string]any{"name": "a"}), "uuid")
+	pgid := str(e.must(201, "POST", "/v1/portgroups", latest, map[string]any{"node_uuid": a, "name": "bond0"}).json(t), "uuid")
+	first := e.must(201, "POST", "/v1/ports", latest, map[string]any{"node_uuid": a, "address": "52:54:00:00:01:01", "portgroup_uuid": pgid, "physical_network": "physnet1"}).json(t)
+	e.must(409, "POST", "/v1/ports", latest, map[string]any{"node_uuid": a, "address": "52:54:00:00:01:02", "portgroup_uuid": pgid, "physical_network": "physnet2"})
+	e.must(409, "POST", "/v1/ports", latest, map[string]any{"node_uuid": a, "address": "52:54:00:00:01:02", "portgroup_uuid": pgid})
+	second := e.must(201, "POST", "/v1/ports", latest, map[string]any{"node_uuid": a, "address": "52:54:00:00:01:02", "portgroup_uuid": pgid, "physical_network": "physnet1"}).json(t)
+	e.must(409, "PATCH", "/v1/ports/"+str(second, "uuid"), latest, []map[string]any{{"op": "replace", "path": "/physical_network", "value": "physnet2"}})
+	outside := e.must(201, "POST", "/v1/ports", latest, map[string]any{"node_uuid": a, "address": "52:54:00:00:01:03", "physical_network": "physnet2"}).json(t)
+	e.must(409, "PATCH", "/v1/ports/"+str(outside, "uuid"), latest, []map[string]any{{"op": "add", "path": "/portgroup_uuid", "value": pgid}})
+	if got := e.must(200, "GET", "/v1/ports/"+str(outside, "uuid"), latest, nil).json(t); got["portgroup_uuid"] != nil {
+		t.Errorf("refused join left portgroup_uuid %v", got["portgroup_uuid"])
+	}
+	// Alone in the portgroup, a port may change its physical network.
+	e.must(204, "DELETE", "/v1/ports/"+str(second, "uuid"), latest, nil)
+	e.must(200, "PATCH", "/v1/ports/"+str(first, "uuid"), latest, []map[string]any{{"op": "replace", "path": "/physical_network", "value": "physnet2"}})
 }

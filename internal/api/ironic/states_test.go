@@ -206,7 +206,12 @@ func TestStates_Traits(t *testing.T) {
 	e.must(404, "DELETE", "/v1/nodes/tr/traits/CUSTOM_B", latest, nil)
 	e.must(400, "PUT", "/v1/nodes/tr/traits/lower_case", latest, nil)
 	e.must(400, "PUT", "/v1/nodes/tr/traits", latest, map[string]any{"traits": "CUSTOM_X"})
-	e.must(404, "GET", "/v1/nodes/tr/traits", "1.36", nil)
+	// Below 1.37, what Ironic 21.4 answers (checked against it): 406 for
+	// GET, 405 for PUT, 404 for DELETE.
+	e.must(406, "GET", "/v1/nodes/tr/traits", "1.36", nil)
+	e.must(405, "PUT", "/v1/nodes/tr/traits", "1.36", map[string]any{"traits": []string{}})
+	e.must(405, "PUT", "/v1/nodes/tr/traits/CUSTOM_A", "1.36", nil)
+	e.must(404, "DELETE", "/v1/nodes/tr/traits", "1.36", nil)
 	n := e.must(200, "GET", "/v1/nodes/tr", latest, nil).json(t)
 	if d := cmp.Diff([]any{"CUSTOM_A", "CUSTOM_C", "HW_CPU_X86_VMX"}, n["traits"]); d != "" {
 		t.Errorf("node traits (-want +got):\n%s", d)
@@ -362,6 +367,31 @@ func TestChassisAndShards(t *testing.T) {
 		t.Errorf("chassis %v", got)
 	}
 	e.must(404, "GET", "/v1/chassis/2d3f9a5e-7c53-4a3f-a9f5-1a2b3c4d5e6f", latest, nil)
+
+	// Chassis: create, a node in it, listed under it, not deletable while
+	// the node names it.
+	c := e.must(201, "POST", "/v1/chassis", latest, map[string]any{"description": "В Україні ♡ OpenStack!"}).json(t)
+	cid := str(c, "uuid")
+	if c["description"] != "В Україні ♡ OpenStack!" || c["nodes"] == nil {
+		t.Errorf("chassis as created %v", c)
+	}
+	e.must(400, "POST", "/v1/chassis", latest, map[string]any{"bogus": 1})
+	e.must(400, "POST", "/v1/nodes", latest, map[string]any{"driver": "fake-hardware", "chassis_uuid": "2d3f9a5e-7c53-4a3f-a9f5-1a2b3c4d5e6f"})
+	nid := str(e.createNode(map[string]any{"chassis_uuid": cid}), "uuid")
+	nodes := e.must(200, "GET", "/v1/chassis/"+cid+"/nodes", latest, nil).json(t)["nodes"].([]any)
+	if len(nodes) != 1 || str(nodes[0].(map[string]any), "uuid") != nid {
+		t.Errorf("chassis nodes %v", nodes)
+	}
+	e.must(400, "DELETE", "/v1/chassis/"+cid, latest, nil)
+	e.must(200, "PATCH", "/v1/chassis/"+cid, latest, []map[string]any{{"op": "replace", "path": "/description", "value": "rack 2"}})
+	e.must(400, "PATCH", "/v1/chassis/"+cid, latest, []map[string]any{{"op": "replace", "path": "/uuid", "value": nid}})
+	if got := e.must(200, "GET", "/v1/chassis/"+cid, latest, nil).json(t); got["description"] != "rack 2" {
+		t.Errorf("patched chassis %v", got)
+	}
+	e.must(200, "PATCH", "/v1/nodes/"+nid, latest, []map[string]any{{"op": "remove", "path": "/chassis_uuid"}})
+	e.must(204, "DELETE", "/v1/chassis/"+cid, latest, nil)
+	e.must(404, "GET", "/v1/chassis/"+cid, latest, nil)
+	e.must(204, "DELETE", "/v1/nodes/"+nid, latest, nil)
 	e.createNode(map[string]any{"shard": "s1"})
 	e.createNode(map[string]any{"shard": "s1"})
 	e.createNode(map[string]any{})
@@ -388,6 +418,23 @@ func TestStates_ConsoleBIOSVIFs(t *testing.T) {
 		t.Errorf("vifs %v", got)
 	}
 	e.must(404, "GET", "/v1/nodes/extras/vifs", "1.27", nil)
+
+	// Console set, with the fake console interface; the old route order
+	// and the unversioned path Ironic's routing also serves.
+	e.must(400, "PUT", "/v1/nodes/extras/states/console", latest, map[string]any{})
+	e.must(400, "PUT", "/v1/nodes/extras/states/console", latest, map[string]any{"enabled": "maybe"})
+	e.must(202, "PUT", "/v1/nodes/extras/states/console", latest, map[string]any{"enabled": true})
+	for _, path := range []string{"/v1/nodes/extras/states/console", "/v1/nodes/states/console/" + id, "/nodes/extras/states/console"} {
+		if got := e.must(200, "GET", path, latest, nil).json(t); got["console_enabled"] != true || fmt.Sprint(got["console_info"]) != "map[]" {
+			t.Errorf("GET %s after enabling: %v", path, got)
+		}
+	}
+	e.must(202, "PUT", "/v1/nodes/states/console/"+id, latest, map[string]any{"enabled": false})
+	if got := e.must(200, "GET", "/v1/nodes/extras", latest, nil).json(t); got["console_enabled"] != false {
+		t.Errorf("console_enabled after disabling: %v", got["console_enabled"])
+	}
+	noConsole := str(e.createNode(map[string]any{"console_interface": "no-console"}), "uuid")
+	e.must(400, "PUT", "/v1/nodes/"+noConsole+"/states/console", latest, map[string]any{"enabled": true})
 }
 
 func TestRoutes_TrailingSlashAndHead(t *testing.T) {
@@ -400,4 +447,52 @@ func TestRoutes_TrailingSlashAndHead(t *testing.T) {
 	if r.header.Get("X-Openstack-Request-Id") == "" {
 		t.Errorf("HEAD lacks request id")
 	}
+}
+
+// Volume connectors and targets (1.32): conflicts as Ironic words them,
+// and changes only while the node is powered off.
+func TestVolumeResources(t *testing.T) {
+	e := newEnv(t)
+	nid := str(e.createNode(map[string]any{"name": "vol"}), "uuid")
+	e.must(404, "GET", "/v1/volume/connectors", "1.31", nil)
+	c := e.must(201, "POST", "/v1/volume/connectors", latest, map[string]any{"node_uuid": nid, "type": "iqn", "connector_id": "iqn.2026-12.test:a"}).json(t)
+	r := e.must(409, "POST", "/v1/volume/connectors", latest, map[string]any{"node_uuid": nid, "type": "iqn", "connector_id": "iqn.2026-12.test:a"})
+	if fs := r.fault(t)["faultstring"]; fs != "A volume connector with type iqn and connector ID iqn.2026-12.test:a already exists." {
+		t.Errorf("conflict %v", fs)
+	}
+	e.must(400, "POST", "/v1/volume/targets", latest, map[string]any{"node_uuid": nid, "volume_type": "iscsi", "volume_id": "v", "boot_index": "zero"})
+	e.must(201, "POST", "/v1/volume/targets", latest, map[string]any{"node_uuid": nid, "volume_type": "iscsi", "volume_id": "v", "boot_index": 0})
+	e.must(409, "POST", "/v1/volume/targets", latest, map[string]any{"node_uuid": nid, "volume_type": "iscsi", "volume_id": "w", "boot_index": 0})
+	if got := e.must(200, "GET", "/v1/nodes/vol/volume/targets", latest, nil).json(t)["targets"].([]any); len(got) != 1 {
+		t.Errorf("node targets %v", got)
+	}
+	e.updateNode(nid, func(n *baremetal.Node) { n.PowerState = baremetal.PowerOn })
+	patch := []map[string]any{{"op": "replace", "path": "/connector_id", "value": "iqn.2026-12.test:b"}}
+	e.must(400, "PATCH", "/v1/volume/connectors/"+str(c, "uuid"), latest, patch)
+	e.must(400, "DELETE", "/v1/volume/connectors/"+str(c, "uuid"), latest, nil)
+	e.updateNode(nid, func(n *baremetal.Node) { n.PowerState = baremetal.PowerOff })
+	if got := e.must(200, "PATCH", "/v1/volume/connectors/"+str(c, "uuid"), latest, patch).json(t); got["connector_id"] != "iqn.2026-12.test:b" {
+		t.Errorf("patched connector %v", got)
+	}
+	e.must(204, "DELETE", "/v1/volume/connectors/"+str(c, "uuid"), latest, nil)
+	e.must(404, "GET", "/v1/volume/connectors/"+str(c, "uuid"), latest, nil)
+}
+
+// Deploy templates (1.55): trait names, unique; schema errors are 400.
+func TestDeployTemplates(t *testing.T) {
+	e := newEnv(t)
+	steps := []map[string]any{{"interface": "bios", "step": "apply_configuration", "args": map[string]any{}, "priority": 10}}
+	e.must(404, "POST", "/v1/deploy_templates", "1.54", map[string]any{"name": "CUSTOM_A", "steps": steps})
+	dt := e.must(201, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "CUSTOM_A", "steps": steps}).json(t)
+	e.must(409, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "CUSTOM_A", "steps": steps})
+	e.must(400, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "not a trait", "steps": steps})
+	e.must(400, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "CUSTOM_B", "steps": []any{}})
+	e.must(400, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "CUSTOM_B", "steps": append(steps, steps[0])})
+	if got := e.must(200, "GET", "/v1/deploy_templates/CUSTOM_A", latest, nil).json(t); got["uuid"] != dt["uuid"] || fmt.Sprint(got["steps"]) != "[map[args:map[] interface:bios priority:10 step:apply_configuration]]" {
+		t.Errorf("by name %v", got)
+	}
+	e.must(400, "PATCH", "/v1/deploy_templates/CUSTOM_A", latest, []map[string]any{{"op": "remove", "path": "/steps"}})
+	e.must(200, "PATCH", "/v1/deploy_templates/CUSTOM_A", latest, []map[string]any{{"op": "replace", "path": "/name", "value": "CUSTOM_C"}})
+	e.must(204, "DELETE", "/v1/deploy_templates/CUSTOM_C", latest, nil)
+	e.must(404, "GET", "/v1/deploy_templates/CUSTOM_C", latest, nil)
 }

@@ -64,6 +64,7 @@ const (
 	v51Description          = 51
 	v52Allocation           = 52
 	v53SmartNIC             = 53
+	v55DeployTemplates      = 55
 	v57AllocationUpdate     = 57
 	v58AllocationBackfill   = 58
 	v60AllocationOwner      = 60

@@ -28,21 +28,26 @@ type dialect struct {
 	// cacheStmts says whether to keep prepared statements. pgx has its own
 	// per-connection statement cache; modernc.org/sqlite does not.
 	cacheStmts bool
+	// nodeChassis is the SQL expression of a nodes row's chassis UUID
+	// (kept in its JSON body).
+	nodeChassis string
 }
 
 var (
 	sqliteDialect = &dialect{
-		name:       "sqlite",
-		driver:     "sqlite",
-		migrations: "migrations/sqlite",
-		minTime:    "''",
-		cacheStmts: true,
+		name:        "sqlite",
+		driver:      "sqlite",
+		migrations:  "migrations/sqlite",
+		minTime:     "''",
+		cacheStmts:  true,
+		nodeChassis: "json_extract(body, '$.chassis_uuid')",
 	}
 	postgresDialect = &dialect{
-		name:       "postgres",
-		driver:     "pgx",
-		migrations: "migrations/postgres",
-		minTime:    "'-infinity'::timestamptz",
+		name:        "postgres",
+		driver:      "pgx",
+		migrations:  "migrations/postgres",
+		minTime:     "'-infinity'::timestamptz",
+		nodeChassis: "(body->>'chassis_uuid')",
 	}
 )
 

@@ -36,6 +36,7 @@ var debianPackage = map[string]string{
 	"ipmi_sim":           "openipmi",
 	"keystone-manage":    "keystone",
 	"uwsgi":              "uwsgi-plugin-python3",
+	"subunit2csv":        "subunit",
 	"initdb":             "postgresql",
 	"pg_ctl":             "postgresql",
 	"postgres":           "postgresql",

@@ -82,7 +82,7 @@ const templatePort = 1
 const (
 	readyTimeout = 90 * time.Second
 	stopTimeout  = 15 * time.Second
-	setupTimeout = 3 * time.Minute
+	setupTimeout = 5 * time.Minute
 )
 
 // Server is a running Keystone.

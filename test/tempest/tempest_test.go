@@ -2,8 +2,20 @@
 // for Ironic — ironic-tempest-plugin's API tests (Debian's
 // ironic-tempest-plugin 2.5.0) run by tempest 33's stestr — against a real
 // `ferro serve`, with a real Keystone (internal/testing/keystonetest) for
-// the tokens and the catalog. ferro runs with noauth: tempest's tokens are
-// sent and ignored, as they are by Ironic with auth_strategy=noauth.
+// the tokens and the catalog. It runs twice, in parallel, each run with a
+// Keystone of its own: subtest noauth, where tempest's tokens are sent and
+// ignored as they are by Ironic with auth_strategy=noauth (the baseline's
+// setting), and subtest keystone, where ferro validates them
+// (auth_strategy=keystone, a service user with the service role) and
+// enforces its default policy. That policy is Ironic's new defaults with
+// scope enforced ([oslo_policy]enforce_scope and enforce_new_defaults on);
+// Ironic 21.4 out of the box has both off, so that its deprecated rules
+// ("role:admin" in any project) let a project admin do everything. ferro
+// refuses a project admin the system's API (node create, drivers,
+// conductors, chassis…), as Ironic does with those options on, so the
+// keystone run sets the plugin's [enforce_scope]ironic=true and the API
+// tests use tempest's system-scoped admin — the plugin's configuration
+// for a scope-enforcing Ironic. Every baseline test passes either way.
 //
 // The lane compares test by test with testdata/tempest/ironic-21.4-passing.txt,
 // the tests that pass against Debian's Ironic 21.4 (scripts/tempest-baseline.sh

@@ -172,6 +172,39 @@ region_name = %[5]s
 	if !strings.Contains(srv.Log(), "auth_strategy=keystone") {
 		t.Fatalf("ferro serve does not say it validates Keystone tokens:\n%s", srv.Log())
 	}
+	// The suite passing proves nothing about authentication unless ferro
+	// refuses what it must: no token, and a project admin on the system's
+	// API (the plugin's tests would pass as that admin under noauth).
+	projectAdmin := ks.IssueToken(t, keystonetest.Credentials{User: keystonetest.AdminUser, Password: keystonetest.AdminPassword,
+		Scope: keystonetest.Scope{ProjectName: keystonetest.AdminProject}}).ID
+	systemAdmin := ks.IssueToken(t, keystonetest.Credentials{User: keystonetest.AdminUser, Password: keystonetest.AdminPassword,
+		Scope: keystonetest.Scope{System: true}}).ID
+	for _, c := range []struct {
+		who, token string
+		want       int
+	}{
+		{"no token", "", http.StatusUnauthorized},
+		{"a made-up token", "made-up", http.StatusUnauthorized},
+		{"a project admin", projectAdmin, http.StatusForbidden},
+		{"the system admin", systemAdmin, http.StatusOK},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/v1/drivers", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.token != "" {
+			req.Header.Set("X-Auth-Token", c.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET /v1/drivers: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Fatalf("GET /v1/drivers with %s: HTTP %d, want %d", c.who, resp.StatusCode, c.want)
+		}
+	}
 	return srv
 }
 

@@ -2,8 +2,20 @@
 // for Ironic — ironic-tempest-plugin's API tests (Debian's
 // ironic-tempest-plugin 2.5.0) run by tempest 33's stestr — against a real
 // `ferro serve`, with a real Keystone (internal/testing/keystonetest) for
-// the tokens and the catalog. ferro runs with noauth: tempest's tokens are
-// sent and ignored, as they are by Ironic with auth_strategy=noauth.
+// the tokens and the catalog. It runs twice, in parallel, each run with a
+// Keystone of its own: subtest noauth, where tempest's tokens are sent and
+// ignored as they are by Ironic with auth_strategy=noauth (the baseline's
+// setting), and subtest keystone, where ferro validates them
+// (auth_strategy=keystone, a service user with the service role) and
+// enforces its default policy. That policy is Ironic's new defaults with
+// scope enforced ([oslo_policy]enforce_scope and enforce_new_defaults on);
+// Ironic 21.4 out of the box has both off, so that its deprecated rules
+// ("role:admin" in any project) let a project admin do everything. ferro
+// refuses a project admin the system's API (node create, drivers,
+// conductors, chassis…), as Ironic does with those options on, so the
+// keystone run sets the plugin's [enforce_scope]ironic=true and the API
+// tests use tempest's system-scoped admin — the plugin's configuration
+// for a scope-enforcing Ironic. Every baseline test passes either way.
 //
 // The lane compares test by test with testdata/tempest/ironic-21.4-passing.txt,
 // the tests that pass against Debian's Ironic 21.4 (scripts/tempest-baseline.sh
@@ -23,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,30 +96,138 @@ func TestTempest_IronicAPITestsPassAsAgainstIronic(t *testing.T) {
 			ferrotest.SkipOrFail(t, "python3 cannot import %s (Debian packages tempest, ironic-tempest-plugin; .ci/run installs them): %v", mod, err)
 		}
 	}
+	l := lane{python: python, csvTool: csvTool}
 
-	target := os.Getenv("FERRO_TEMPEST_TARGET")
-	if target == "" {
-		target = ferrotest.Start(t).URL
+	// Another server (the baseline's Ironic): one run, with noauth.
+	if target := os.Getenv("FERRO_TEMPEST_TARGET"); target != "" {
+		ks := keystonetest.Start(t)
+		l.run(t, ks, target, os.Getenv("FERRO_TEMPEST_DIR"), false, baselineTimeout)
+		return
 	}
-	ks := keystonetest.Start(t)
-	ks.RegisterService(t, "baremetal", "ironic", keystonetest.Endpoints{Public: target, Internal: target, Admin: target})
 
-	// FERRO_TEMPEST_DIR keeps the workspace (tempest.conf, tempest.log,
-	// the stestr repository) for a look after the run.
+	// ferro twice, in parallel (each with its own Keystone copied from
+	// the package's one template): once with noauth, tempest's tokens
+	// sent and ignored, and once validating them. The two stestr runs
+	// share the 2 cores; in parallel the package takes little more than
+	// the longer of the two.
+	t.Run("noauth", func(t *testing.T) {
+		t.Parallel()
+		ks := keystonetest.Start(t)
+		l.run(t, ks, ferrotest.Start(t).URL, subdir(t.Name()), false, runTimeout)
+	})
+	t.Run("keystone", func(t *testing.T) {
+		t.Parallel()
+		ks := keystonetest.Start(t)
+		l.run(t, ks, startKeystoneFerro(t, ks).URL, subdir(t.Name()), true, runTimeout)
+	})
+}
+
+// subdir is the workspace of a subtest under FERRO_TEMPEST_DIR, "" when
+// that is unset.
+func subdir(name string) string {
 	dir := os.Getenv("FERRO_TEMPEST_DIR")
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, filepath.Base(name))
+}
+
+// Ferro's service user for keystone_authtoken: in the service project
+// with the service role, which Keystone's identity:validate_token allows
+// (rule:service_role) without making the user an admin.
+const (
+	serviceProject  = "service"
+	serviceRole     = "service"
+	serviceUser     = "ironic"
+	servicePassword = "pw-ironic-service"
+)
+
+// startKeystoneFerro creates ferro's service user in ks and starts ferro
+// with auth_strategy keystone against it.
+func startKeystoneFerro(t *testing.T, ks *keystonetest.Server) *ferrotest.Server {
+	t.Helper()
+	// keystone-manage bootstrap (2023.1) makes admin, member and reader,
+	// not the service role.
+	ks.Admin(t, http.MethodPost, "/v3/roles", map[string]any{"role": map[string]any{"name": serviceRole}}, nil, http.StatusCreated)
+	uid := ks.CreateUser(t, serviceUser, servicePassword)
+	ks.GrantProject(t, uid, ks.CreateProject(t, serviceProject), serviceRole)
+	conf := filepath.Join(t.TempDir(), "ferro.conf")
+	body := fmt.Sprintf(`[DEFAULT]
+auth_strategy = keystone
+[keystone_authtoken]
+www_authenticate_uri = %[1]s
+auth_url = %[1]s
+auth_type = password
+username = %[2]s
+password = %[3]s
+project_name = %[4]s
+user_domain_name = Default
+project_domain_name = Default
+region_name = %[5]s
+`, ks.AuthURL(), serviceUser, servicePassword, serviceProject, keystonetest.Region)
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := ferrotest.Start(t, ferrotest.WithConfig(conf))
+	if !strings.Contains(srv.Log(), "auth_strategy=keystone") {
+		t.Fatalf("ferro serve does not say it validates Keystone tokens:\n%s", srv.Log())
+	}
+	// The suite passing proves nothing about authentication unless ferro
+	// refuses what it must: no token, and a project admin on the system's
+	// API (the plugin's tests would pass as that admin under noauth).
+	projectAdmin := ks.IssueToken(t, keystonetest.Credentials{User: keystonetest.AdminUser, Password: keystonetest.AdminPassword,
+		Scope: keystonetest.Scope{ProjectName: keystonetest.AdminProject}}).ID
+	systemAdmin := ks.IssueToken(t, keystonetest.Credentials{User: keystonetest.AdminUser, Password: keystonetest.AdminPassword,
+		Scope: keystonetest.Scope{System: true}}).ID
+	for _, c := range []struct {
+		who, token string
+		want       int
+	}{
+		{"no token", "", http.StatusUnauthorized},
+		{"a made-up token", "made-up", http.StatusUnauthorized},
+		{"a project admin", projectAdmin, http.StatusForbidden},
+		{"the system admin", systemAdmin, http.StatusOK},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/v1/drivers", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.token != "" {
+			req.Header.Set("X-Auth-Token", c.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET /v1/drivers: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Fatalf("GET /v1/drivers with %s: HTTP %d, want %d", c.who, resp.StatusCode, c.want)
+		}
+	}
+	return srv
+}
+
+// lane is the tempest installation the runs use.
+type lane struct {
+	python, csvTool string
+}
+
+// run registers target as the baremetal service in ks, runs the suite
+// against it in dir (a temporary directory when "") and compares with the
+// baseline. keystone says the target validates tokens with ferro's (and
+// Ironic's new) default policy, which scopes the admin API to the system.
+func (l lane) run(t *testing.T, ks *keystonetest.Server, target, dir string, keystone bool, timeout time.Duration) {
+	ks.RegisterService(t, "baremetal", "ironic", keystonetest.Endpoints{Public: target, Internal: target, Admin: target})
 	if dir == "" {
 		dir = t.TempDir()
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeWorkspace(t, ks, dir); err != nil {
+	if err := writeWorkspace(t, ks, dir, keystone); err != nil {
 		t.Fatal(err)
 	}
-	timeout := runTimeout
-	if os.Getenv("FERRO_TEMPEST_TARGET") != "" {
-		timeout = baselineTimeout
-	}
-	results, err := runSuite(t, python, csvTool, dir, timeout)
+	results, err := runSuite(t, l.python, l.csvTool, dir, timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +250,9 @@ func TestTempest_IronicAPITestsPassAsAgainstIronic(t *testing.T) {
 		t.Fatalf("stestr ran no test; its output is in %s", dir)
 	}
 
-	if out := os.Getenv("FERRO_TEMPEST_WRITE_PASSING"); out != "" {
+	// The list is the noauth run's (the keystone run would write the
+	// same file at the same time).
+	if out := os.Getenv("FERRO_TEMPEST_WRITE_PASSING"); out != "" && !keystone {
 		if err := os.WriteFile(out, []byte(strings.Join(passed, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -163,13 +286,15 @@ func TestTempest_IronicAPITestsPassAsAgainstIronic(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("%d of the %d tests that pass against Ironic 21.4 do not pass against ferro:\n  %s\n(tempest's log: tempest.log; per-test details: stestr last in %s)",
 			len(missing), len(baseline), strings.Join(missing, "\n  "), dir)
-		logFailures(t, dir, python)
+		logFailures(t, dir, l.python)
 	}
 }
 
 // writeWorkspace creates tempest's accounts in Keystone and writes
-// tempest.conf, accounts.yaml and .stestr.conf into dir.
-func writeWorkspace(t *testing.T, ks *keystonetest.Server, dir string) error {
+// tempest.conf, accounts.yaml and .stestr.conf into dir. enforceScope
+// sets the plugin's [enforce_scope]ironic: its API tests then run as the
+// system admin (tempest-system-admin-*) instead of a project admin.
+func writeWorkspace(t *testing.T, ks *keystonetest.Server, dir string, enforceScope bool) error {
 	var yaml strings.Builder
 	for _, a := range accounts {
 		password := "pw-" + a.name
@@ -226,7 +351,7 @@ swift = false
 horizon = false
 
 [enforce_scope]
-ironic = false
+ironic = %[4]t
 
 [baremetal]
 driver = fake-hardware
@@ -248,7 +373,7 @@ association_timeout = 10
 deploywait_timeout = 10
 rescue_timeout = 30
 unrescue_timeout = 30
-`, dir, ks.AuthURL(), keystonetest.Region)
+`, dir, ks.AuthURL(), keystonetest.Region, enforceScope)
 	if err := os.WriteFile(filepath.Join(dir, "tempest.conf"), []byte(conf), 0o644); err != nil {
 		return err
 	}

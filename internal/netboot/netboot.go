@@ -53,6 +53,16 @@ func (e LogEvents) Record(ctx context.Context, nodeUUID, phase, detail string) {
 	e.Log.InfoContext(ctx, "netboot: "+phase, "node", nodeUUID, "phase", phase, "detail", detail)
 }
 
+// bothEvents records an event with each of its Events in turn.
+type bothEvents []Events
+
+// Record passes the event on to each.
+func (b bothEvents) Record(ctx context.Context, nodeUUID, phase, detail string) {
+	for _, e := range b {
+		e.Record(ctx, nodeUUID, phase, detail)
+	}
+}
+
 // Options configure the service; cmd/ferro builds them from [netboot],
 // [pxe] and [deploy].
 type Options struct {
@@ -105,8 +115,11 @@ func New(o Options) (*Service, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
+	// Every event is logged; Events (the node history) gets it too.
 	if o.Events == nil {
 		o.Events = LogEvents{Log: o.Log}
+	} else {
+		o.Events = bothEvents{LogEvents{Log: o.Log}, o.Events}
 	}
 	if o.Interface == "" {
 		return nil, errors.New("netboot: [netboot]interface is not set")

@@ -70,6 +70,7 @@ type options struct {
 	storeData  string
 	keep       bool
 	postgres   bool
+	maxReports int
 }
 
 func main() {
@@ -81,6 +82,7 @@ func main() {
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the timed rounds to this file")
 	flag.StringVar(&o.storeData, "store-data", "database", "[processing]store_data: database, or none to see what storing the reports costs")
 	flag.BoolVar(&o.keep, "keep", false, "keep the working directory (the SQLite database)")
+	flag.IntVar(&o.maxReports, "max-concurrent-reports", 0, "[processing]max_concurrent_reports (0: the server's default, twice the CPUs)")
 	flag.BoolVar(&o.postgres, "postgres", false, "use a throwaway PostgreSQL cluster (Debian's postgresql) instead of SQLite")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -208,7 +210,7 @@ func startLab(dir string, o options) (*lab, error) {
 		l.closeDB()
 		return nil, err
 	}
-	l.srv = httptest.NewServer(inspectorapi.New(inspectorapi.Options{Service: l.svc, Rules: db, Log: quiet}))
+	l.srv = httptest.NewServer(inspectorapi.New(inspectorapi.Options{Service: l.svc, Rules: db, Log: quiet, MaxConcurrentReports: o.maxReports}))
 	return l, nil
 }
 

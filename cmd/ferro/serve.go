@@ -401,6 +401,9 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 	if inspectClient != nil {
 		ins := inspect.New(cfg, inspectClient, db, log)
 		ins.Progress = conductor.NewProgress(db, cfg.Default.Host, log)
+		if cfg.DHCP.DHCPProvider == "builtin" {
+			ins.Leases = leaseReleaser{store: db, log: log}
+		}
 		reg.RegisterInspect("inspector", ins)
 	}
 	return reg, nil

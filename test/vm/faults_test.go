@@ -118,9 +118,11 @@ func (l *lab) assertTornDown(t *testing.T, uuid string) {
 	if _, err := os.Stat(filepath.Join(l.httpRoot, uuid)); !os.IsNotExist(err) {
 		t.Errorf("the node's boot files are still there: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	// Released by the teardown itself (not later by the netboot's sweep),
+	// which the conductor logs before it saves the failed state.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	if err := l.waitLog(ctx, regexp.MustCompile(`dhcp: lease released.*node=`+uuid)); err != nil {
+	if err := l.waitLog(ctx, regexp.MustCompile(`dhcp: lease released on teardown.*node=`+uuid)); err != nil {
 		t.Error(err)
 	}
 	db, err := sqlstore.Open(t.Context(), "sqlite://"+filepath.Join(l.dir, "data", "ferro.db"))

@@ -26,8 +26,9 @@ import (
 // machine boots and each test takes seconds.
 
 // faultTimeout is the short [conductor]inspect_wait_timeout of the fault
-// tests, in seconds; the timeouts are checked every second.
-const faultTimeout = 6
+// tests, in seconds (room for the test's own steps on a loaded machine);
+// the timeouts are checked every second.
+const faultTimeout = 15
 
 func startFaultLab(t *testing.T, env ...string) *lab {
 	return startLab(t, append([]string{
@@ -167,6 +168,9 @@ func TestFault_KernelNeverFetchesItsInitramfs(t *testing.T) {
 	}
 	if code, body := l.get(m[1]); code != 200 || len(body) == 0 {
 		t.Fatalf("kernel %s: %d, %d bytes", m[1], code, len(body))
+	}
+	if st := l.node(uuid)["provision_state"]; st != "inspect wait" {
+		t.Fatalf("provision_state %v once the kernel was fetched: the test was slower than the %d s timeout", st, faultTimeout)
 	}
 
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)

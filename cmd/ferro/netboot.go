@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,4 +92,32 @@ func netbootOptions(cfg *config.Config, db dhcp.Store, events netboot.Events, lo
 		return o, errors.New("[dhcp]dhcp_provider=builtin: " + strings.Join(errs, "; "))
 	}
 	return o, nil
+}
+
+// leaseReleaser releases a node's built-in DHCP leases when its inspection
+// is torn down (inspect.LeaseReleaser), straight from the store, which any
+// ferro process shares with the netboot service.
+type leaseReleaser struct {
+	store dhcp.LeaseStore
+	log   *slog.Logger
+}
+
+// ReleaseLeases deletes the node's leases.
+func (r leaseReleaser) ReleaseLeases(ctx context.Context, nodeUUID string) error {
+	released, err := dhcp.ReleaseNode(ctx, r.store, nodeUUID)
+	for _, l := range released {
+		r.log.Info("dhcp: lease released on teardown", "node", l.NodeUUID, "mac", l.MAC, "ip", l.IP)
+	}
+	return err
+}
+
+// teeEvents hands each netboot event to every Events in turn: the node
+// history, and the log (`netboot: <phase> node=…`) an operator greps.
+type teeEvents []netboot.Events
+
+// Record records the event everywhere.
+func (t teeEvents) Record(ctx context.Context, nodeUUID, phase, detail string) {
+	for _, e := range t {
+		e.Record(ctx, nodeUUID, phase, detail)
+	}
 }

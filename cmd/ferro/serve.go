@@ -234,7 +234,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	var nbOpts netboot.Options
 	if cfg.DHCP.DHCPProvider == "builtin" {
 		progress := conductor.NewProgress(db, cfg.Default.Host, log)
-		if nbOpts, err = netbootOptions(cfg, db, progress, log); err != nil {
+		if nbOpts, err = netbootOptions(cfg, db, teeEvents{progress, netboot.LogEvents{Log: log.With("service", "netboot")}}, log); err != nil {
 			return err
 		}
 		if nb, err = netboot.New(nbOpts); err != nil {
@@ -401,6 +401,9 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 	if inspectClient != nil {
 		ins := inspect.New(cfg, inspectClient, db, log)
 		ins.Progress = conductor.NewProgress(db, cfg.Default.Host, log)
+		if cfg.DHCP.DHCPProvider == "builtin" {
+			ins.Leases = leaseReleaser{store: db, log: log}
+		}
 		reg.RegisterInspect("inspector", ins)
 	}
 	return reg, nil

@@ -83,6 +83,15 @@ type Inspector struct {
 	// Progress records the inspection's phases in the node's history;
 	// nil records nothing.
 	Progress driver.ProgressRecorder
+	// Leases releases the node's DHCP leases of the built-in netboot at
+	// teardown; nil when another DHCP serves the nodes. Its failure is
+	// only logged: the netboot's sweep releases them later.
+	Leases LeaseReleaser
+}
+
+// LeaseReleaser releases the DHCP leases of a node.
+type LeaseReleaser interface {
+	ReleaseLeases(ctx context.Context, nodeUUID string) error
 }
 
 // New returns the interface. store may be nil when [inventory]data_backend is none.
@@ -280,6 +289,11 @@ func (i *Inspector) teardown(ctx context.Context, t *driver.Task, powerOff bool)
 		errs = append(errs, fmt.Errorf("removing the inspection network: %w", err))
 	} else {
 		i.record(ctx, t, driver.PhaseNetworkRemoved, "")
+	}
+	if i.Leases != nil {
+		if err := i.Leases.ReleaseLeases(context.WithoutCancel(ctx), t.Node.UUID); err != nil {
+			t.Log.Warn("cannot release the DHCP leases; the netboot's sweep will", "error", err)
+		}
 	}
 	if powerOff {
 		timeout := time.Duration(i.cfg.Conductor.PowerStateChangeTimeout) * time.Second

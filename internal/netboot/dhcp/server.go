@@ -426,19 +426,42 @@ func (s *Server) lease(ctx context.Context, mac, nodeUUID string) (net.IP, error
 
 // Release deletes the leases of a node.
 func (s *Server) Release(ctx context.Context, nodeUUID string) error {
-	all, err := s.o.Store.ListLeases(ctx)
-	if err != nil {
-		return fmt.Errorf("release leases of node %s: %w", nodeUUID, err)
+	released, err := ReleaseNode(ctx, s.o.Store, nodeUUID)
+	for _, l := range released {
+		s.o.Log.Info("dhcp: lease released", "node", l.NodeUUID, "mac", l.MAC, "ip", l.IP)
 	}
+	return err
+}
+
+// LeaseStore is the part of the store that holds the leases.
+type LeaseStore interface {
+	ListLeases(ctx context.Context) ([]*store.Lease, error)
+	DeleteLease(ctx context.Context, mac string) error
+}
+
+// ReleaseNode deletes the leases of a node from st and returns those it
+// deleted. The leases live only in the store, so any process sharing it
+// (the conductor tearing an inspection down) can release them at once;
+// a running Server's sweep does the same later for every node that left
+// inspection.
+func ReleaseNode(ctx context.Context, st LeaseStore, nodeUUID string) ([]*store.Lease, error) {
+	all, err := st.ListLeases(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("release leases of node %s: %w", nodeUUID, err)
+	}
+	var released []*store.Lease
 	var errs []error
 	for _, l := range all {
-		if l.NodeUUID == nodeUUID {
-			if err := s.o.Store.DeleteLease(ctx, l.MAC); err != nil && !errors.Is(err, store.ErrNotFound) {
-				errs = append(errs, err)
-			}
+		if l.NodeUUID != nodeUUID {
+			continue
 		}
+		if err := st.DeleteLease(ctx, l.MAC); err != nil && !errors.Is(err, store.ErrNotFound) {
+			errs = append(errs, fmt.Errorf("release lease of %s: %w", l.MAC, err))
+			continue
+		}
+		released = append(released, l)
 	}
-	return errors.Join(errs...)
+	return released, errors.Join(errs...)
 }
 
 // sweepLoop releases the leases of nodes that left inspection, and logs

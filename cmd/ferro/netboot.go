@@ -110,14 +110,3 @@ func (r leaseReleaser) ReleaseLeases(ctx context.Context, nodeUUID string) error
 	}
 	return err
 }
-
-// teeEvents hands each netboot event to every Events in turn: the node
-// history, and the log (`netboot: <phase> node=…`) an operator greps.
-type teeEvents []netboot.Events
-
-// Record records the event everywhere.
-func (t teeEvents) Record(ctx context.Context, nodeUUID, phase, detail string) {
-	for _, e := range t {
-		e.Record(ctx, nodeUUID, phase, detail)
-	}
-}

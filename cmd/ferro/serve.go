@@ -234,7 +234,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	var nbOpts netboot.Options
 	if cfg.DHCP.DHCPProvider == "builtin" {
 		progress := conductor.NewProgress(db, cfg.Default.Host, log)
-		if nbOpts, err = netbootOptions(cfg, db, teeEvents{progress, netboot.LogEvents{Log: log.With("service", "netboot")}}, log); err != nil {
+		if nbOpts, err = netbootOptions(cfg, db, progress, log); err != nil {
 			return err
 		}
 		if nb, err = netboot.New(nbOpts); err != nil {

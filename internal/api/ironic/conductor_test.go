@@ -227,12 +227,17 @@ func TestRealConductor_FakeDeployRescueUndeploy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{n.UUID, direct.UUID} {
-		for _, target := range []nodes.TargetProvisionState{nodes.TargetManage, nodes.TargetProvide} {
-			if err := nodes.ChangeProvisionState(ctx, client, id, nodes.ProvisionStateOpts{Target: target}).ExtractErr(); err != nil {
-				t.Fatalf("%s: %v", target, err)
+		// Each verb runs in the background: wait for it, as a client must
+		// before the next one (the node is locked until then).
+		for _, step := range []struct {
+			target nodes.TargetProvisionState
+			state  string
+		}{{nodes.TargetManage, "manageable"}, {nodes.TargetProvide, "available"}} {
+			if err := nodes.ChangeProvisionState(ctx, client, id, nodes.ProvisionStateOpts{Target: step.target}).ExtractErr(); err != nil {
+				t.Fatalf("%s: %v", step.target, err)
 			}
+			waitState(t, client, db, id, step.state)
 		}
-		waitState(t, client, db, id, "available")
 	}
 	steps := []struct {
 		opts  nodes.ProvisionStateOpts

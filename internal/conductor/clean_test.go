@@ -3,15 +3,39 @@ package conductor
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 
+	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/states"
+	"github.com/ferrometal/ferro/internal/store"
 )
+
+// savedStates records every provision state and target a node is saved with.
+type savedStates struct {
+	store.Store
+	mu   *sync.Mutex
+	seen map[string][]string
+}
+
+func (s savedStates) UpdateNode(ctx context.Context, n *baremetal.Node) error {
+	s.mu.Lock()
+	s.seen[n.UUID] = append(s.seen[n.UUID], n.ProvisionState+"/"+n.TargetProvisionState)
+	s.mu.Unlock()
+	return s.Store.UpdateNode(ctx, n)
+}
+
+func (s savedStates) InTx(ctx context.Context, fn func(tx store.Store) error) error {
+	return s.Store.InTx(ctx, func(tx store.Store) error { return fn(savedStates{Store: tx, mu: s.mu, seen: s.seen}) })
+}
 
 // Manual cleaning, case by case: the state it ends in and its last_error,
 // or the synchronous error that leaves the node as it was.
 func TestDoNodeClean(t *testing.T) {
 	r := newRig(t)
+	saved := savedStates{Store: r.store, mu: &sync.Mutex{}, seen: map[string][]string{}}
+	r.c.store = saved
 	ctx := context.Background()
 	factoryReset := CleanStep{Interface: "bios", Step: "factory_reset"}
 	tests := []struct {
@@ -59,6 +83,13 @@ func TestDoNodeClean(t *testing.T) {
 		}
 		if got.LastError != want || got.TargetProvisionState != "" {
 			t.Errorf("%s: last_error %q, target %q; want %q, none", tc.name, got.LastError, got.TargetProvisionState, want)
+		}
+		saved.mu.Lock()
+		path := saved.seen[n.UUID]
+		saved.mu.Unlock()
+		// Manual cleaning's target is manageable, not automated cleaning's available.
+		if tc.wantErr == nil && !slices.Contains(path, "cleaning/manageable") {
+			t.Errorf("%s: saved as %v, want cleaning with target manageable on the way", tc.name, path)
 		}
 	}
 

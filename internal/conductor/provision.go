@@ -244,12 +244,17 @@ func (c *Conductor) runInspect(ctx context.Context, t *driver.Task) {
 	}
 }
 
-// abort stops an inspection in inspect wait: the inspect interface aborts
-// and tears down; the node goes to inspect failed.
+// abort stops an inspection in inspect wait (the inspect interface aborts
+// and tears down; the node goes to inspect failed) or a cleaning in clean
+// wait (clean failed, as Ironic's do_node_clean_abort).
 func (c *Conductor) abort(ctx context.Context, t *driver.Task) error {
+	if t.Node.ProvisionState == states.CleanWait {
+		// Nothing runs in clean wait here (no ramdisk is booted), so
+		// there is nothing to tear down: the node goes to clean failed.
+		return c.transition(context.WithoutCancel(ctx), t, states.EventAbort, "By request, the clean operation was aborted")
+	}
 	if t.Node.ProvisionState != states.InspectWait {
-		// abort of clean wait needs a deploy ramdisk ferro does not run.
-		return fmt.Errorf("%w: abort is only supported in state %q", ErrInvalidState, states.InspectWait)
+		return fmt.Errorf("%w: abort is only supported in states %q and %q", ErrInvalidState, states.InspectWait, states.CleanWait)
 	}
 	if err := t.Driver.Inspect.Abort(ctx, t); err != nil {
 		if errors.Is(err, driver.ErrUnsupported) {

@@ -49,6 +49,9 @@ const (
 	EventAdopt    = "adopt"
 	EventRescue   = "rescue"
 	EventUnrescue = "unrescue"
+	// EventClean is manual cleaning from manageable; the conductor ends it
+	// with manage (back to manageable), not done (available).
+	EventClean = "clean"
 )
 
 type edge struct{ from, event string }
@@ -78,6 +81,11 @@ var transitions = map[edge]string{
 	{CleanWait, EventAbort}:       CleanFailed,
 	{CleanFailed, EventManage}:    Manageable,
 	{Available, EventManage}:      Manageable,
+	// Manual cleaning, as Ironic's machine has it: clean wait resumes into
+	// cleaning, and cleaning ends with manage.
+	{Manageable, EventClean}: Cleaning,
+	{Cleaning, EventManage}:  Manageable,
+	{CleanWait, EventResume}: Cleaning,
 
 	// Deployment, as Ironic's machine has it: deploying ends active,
 	// deleting goes through cleaning to available.

@@ -18,6 +18,10 @@ func TestNext_DeploymentPaths(t *testing.T) {
 		{"delete a rescued node", Rescue, []string{EventDeleted}, []string{Deleting}},
 		{"adopt", Manageable, []string{EventAdopt, EventDone}, []string{Adopting, Active}},
 		{"adopt fails, back to manageable", Manageable, []string{EventAdopt, EventFail, EventManage}, []string{Adopting, AdoptFailed, Manageable}},
+		{"manual clean", Manageable, []string{EventClean, EventManage}, []string{Cleaning, Manageable}},
+		{"manual clean through clean wait", Manageable, []string{EventClean, EventWait, EventResume, EventManage}, []string{Cleaning, CleanWait, Cleaning, Manageable}},
+		{"manual clean fails, back to manageable", Manageable, []string{EventClean, EventFail, EventManage}, []string{Cleaning, CleanFailed, Manageable}},
+		{"manual clean aborted in clean wait", Manageable, []string{EventClean, EventWait, EventAbort}, []string{Cleaning, CleanWait, CleanFailed}},
 	}
 	for _, p := range paths {
 		state := p.from
@@ -32,6 +36,7 @@ func TestNext_DeploymentPaths(t *testing.T) {
 	}
 	for _, bad := range []struct{ from, event string }{
 		{Available, EventRescue}, {Manageable, EventActive}, {Enroll, EventDeleted}, {Active, EventUnrescue},
+		{Available, EventClean}, {Enroll, EventClean}, {Active, EventClean}, {CleanFailed, EventClean}, {Cleaning, EventAbort},
 	} {
 		if Can(bad.from, bad.event) {
 			t.Errorf("%s accepts %s; Ironic's machine does not", bad.from, bad.event)

@@ -398,3 +398,32 @@ func waitPowerSettled(t *testing.T, srv *ferrotest.Server, node string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// Manual cleaning with `baremetal node clean --clean-steps`: done with the
+// fake deploy and BIOS interfaces, clean failed with Ironic's last_error for
+// a step the node does not offer, Ironic's 400 for a step with a priority.
+func TestBaremetalCLI_ManualClean(t *testing.T) {
+	c, _ := start(t)
+	c.run("node", "create", "--driver", "fake-hardware", "--name", "n1",
+		"--deploy-interface", "fake", "--bios-interface", "fake")
+	c.run("node", "manage", "n1", "--wait", waitSeconds)
+	c.run("node", "clean", "n1", "--wait", waitSeconds,
+		"--clean-steps", `[{"interface": "bios", "step": "factory_reset"}]`)
+	node := c.object("node", "show", "n1")
+	expect(t, "after node clean", node, "manageable", "provision_state")
+	expect(t, "after node clean", node, nil, "last_error")
+
+	r := c.exec("node", "clean", "n1", "--clean-steps", `[{"interface": "bios", "step": "factory_reset", "priority": 1}]`)
+	if r.err == nil || !strings.Contains(r.stdout+r.stderr, "Invalid clean_steps: Additional properties are not allowed ('priority' was unexpected)") {
+		t.Errorf("clean step with a priority: want Ironic's schema error\n%s", r)
+	}
+
+	r = c.exec("node", "clean", "n1", "--wait", waitSeconds, "--clean-steps", `[{"interface": "deploy", "step": "erase_devices"}]`)
+	if r.err == nil {
+		t.Errorf("clean with an unsupported step succeeded\n%s", r)
+	}
+	node = c.object("node", "show", "n1")
+	expect(t, "after a failed clean", node, "clean failed", "provision_state")
+	expect(t, "after a failed clean", node, "Cannot clean node "+node["uuid"].(string)+
+		": node does not support this clean step: {'interface': 'deploy', 'step': 'erase_devices'}", "last_error")
+}

@@ -314,3 +314,68 @@ func waitAllocation(t *testing.T, client *gophercloud.ServiceClient, id string) 
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Manual cleaning through gophercloud on the real conductor: manageable →
+// cleaning → manageable with the fake deploy and BIOS interfaces; a step the
+// interfaces do not offer ends in clean failed with Ironic's last_error;
+// bad input and the direct deploy interface leave the node as it was.
+func TestRealConductor_ManualClean(t *testing.T) {
+	client, db := realConductorClient(t)
+	ctx := t.Context()
+	n, err := nodes.Create(ctx, client, nodes.CreateOpts{Name: "clean-me", Driver: "fake-hardware",
+		DeployInterface: "fake", BIOSInterface: "fake"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := nodes.Create(ctx, client, nodes.CreateOpts{Name: "direct-clean", Driver: "fake-hardware", DeployInterface: "direct"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.Microversion = "1.15" // manual cleaning's first version
+	for _, id := range []string{n.UUID, direct.UUID} {
+		if err := nodes.ChangeProvisionState(ctx, client, id, nodes.ProvisionStateOpts{Target: nodes.TargetManage}).ExtractErr(); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, client, db, id, "manageable")
+	}
+	clean := func(id string, steps ...nodes.CleanStep) error {
+		return nodes.ChangeProvisionState(ctx, client, id, nodes.ProvisionStateOpts{Target: nodes.TargetClean, CleanSteps: steps}).ExtractErr()
+	}
+	if err := clean(n.UUID, nodes.CleanStep{Interface: nodes.InterfaceBIOS, Step: "factory_reset"},
+		nodes.CleanStep{Interface: nodes.InterfaceBIOS, Step: "apply_configuration", Args: map[string]any{"settings": []any{}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitState(t, client, db, n.UUID, "manageable"); got.LastError != "" {
+		t.Errorf("after manual clean: last_error %q", got.LastError)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		id     string
+		steps  []nodes.CleanStep
+		status int
+	}{
+		{"no steps", n.UUID, nil, http.StatusBadRequest},
+		{"direct deploy", direct.UUID, []nodes.CleanStep{{Interface: nodes.InterfaceBIOS, Step: "factory_reset"}}, http.StatusBadRequest},
+	} {
+		if err := clean(tc.id, tc.steps...); !gophercloud.ResponseCodeIs(err, tc.status) {
+			t.Errorf("%s: %v, want %d", tc.name, err, tc.status)
+		}
+		if got, _ := nodes.Get(ctx, client, tc.id).Extract(); got.ProvisionState != "manageable" {
+			t.Errorf("%s: refused clean left the node %q", tc.name, got.ProvisionState)
+		}
+	}
+
+	if err := clean(n.UUID, nodes.CleanStep{Interface: nodes.InterfaceDeploy, Step: "erase_devices"}); err != nil {
+		t.Fatal(err)
+	}
+	got := waitState(t, client, db, n.UUID, "clean failed")
+	want := "Cannot clean node " + n.UUID + ": node does not support this clean step: {'interface': 'deploy', 'step': 'erase_devices'}"
+	if got.LastError != want {
+		t.Errorf("last_error %q, want %q", got.LastError, want)
+	}
+	if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetManage}).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, client, db, n.UUID, "manageable")
+}

@@ -120,6 +120,20 @@ func (f *fakeConductor) DoProvisionAction(ctx context.Context, ident, target str
 	})
 }
 
+// DoNodeClean records the steps and runs manual cleaning to manageable.
+func (f *fakeConductor) DoNodeClean(ctx context.Context, ident string, steps []conductor.CleanStep) error {
+	if err := f.record("clean %s %v", ident, steps); err != nil {
+		return err
+	}
+	return f.WithNodeLock(ctx, ident, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
+		if !states.Can(n.ProvisionState, states.EventClean) {
+			return fmt.Errorf("%w: manual clean from %s", conductor.ErrInvalidState, n.ProvisionState)
+		}
+		n.ProvisionState = states.Manageable
+		return tx.UpdateNode(ctx, n)
+	})
+}
+
 func (f *fakeConductor) ChangePowerState(ctx context.Context, ident, target string, timeout time.Duration) error {
 	if err := f.record("power %s %s %s", ident, target, timeout); err != nil {
 		return err

@@ -36,6 +36,8 @@ type Conductor interface {
 	// driver.ErrUnsupported → 400 UnsupportedDriverExtension; ErrNodeLocked → 409; conductor.ErrNoFreeWorker/ErrShuttingDown → 503),
 	// then continues asynchronously. The API answers 202.
 	DoProvisionAction(ctx context.Context, ident, target string) error
+	// DoNodeClean starts manual cleaning with steps the API validated against Ironic's schema; errors as DoProvisionAction.
+	DoNodeClean(ctx context.Context, ident string, steps []conductor.CleanStep) error
 	ChangePowerState(ctx context.Context, ident, target string, timeout time.Duration) error // "power on", "power off", "rebooting"; async after validation; API 202
 	SetBootDevice(ctx context.Context, ident, device string, persistent bool) error
 	GetBootDevice(ctx context.Context, ident string) (device string, persistent bool, err error)

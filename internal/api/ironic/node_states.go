@@ -3,6 +3,7 @@ package ironic
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/conductor"
 	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -180,7 +182,7 @@ var provisionVerbs = map[string]int{
 
 // supportedVerbs are the verbs ferro runs; the deployment ones only on
 // nodes with the fake deploy (or rescue) interface.
-var supportedVerbs = []string{"manage", "provide", "inspect", "abort",
+var supportedVerbs = []string{"manage", "provide", "inspect", "abort", "clean",
 	"active", "deleted", "rebuild", "deploy", "undeploy", "adopt", "rescue", "unrescue"}
 
 // verbAliases are the 1.73 names of active and deleted.
@@ -190,6 +192,59 @@ var verbAliases = map[string]string{"deploy": "active", "undeploy": "deleted"}
 var verbArgs = map[string][]string{
 	"active": {"configdrive", "deploy_steps"}, "rebuild": {"configdrive", "deploy_steps"},
 	"rescue": {"rescue_password"},
+	"clean":  {"clean_steps", "disable_ramdisk"},
+}
+
+// cleanStepInterfaces are the interfaces a clean step may name, as Ironic
+// 21.4's CLEANING_INTERFACE_PRIORITY (the clean steps schema's enum).
+var cleanStepInterfaces = []string{"vendor", "power", "management", "deploy", "bios", "raid"}
+
+// checkCleanSteps validates clean_steps as Ironic's _CLEAN_STEPS_SCHEMA:
+// a list of objects with interface and step, optional args, nothing else.
+func checkCleanSteps(v any) ([]conductor.CleanStep, error) {
+	bad := func(format string, args ...any) error {
+		return badRequest("Invalid clean_steps: %s", fmt.Sprintf(format, args...))
+	}
+	raw, ok := v.([]any)
+	if !ok {
+		return nil, bad("%s is not of type 'array'", pyRepr(v))
+	}
+	steps := make([]conductor.CleanStep, 0, len(raw))
+	for _, r := range raw {
+		m, ok := r.(map[string]any)
+		if !ok {
+			return nil, bad("%s is not of type 'object'", pyRepr(r))
+		}
+		for _, k := range slices.Sorted(mapsKeys(m)) {
+			if k != "args" && k != "interface" && k != "step" {
+				return nil, bad("Additional properties are not allowed (%s was unexpected)", pyRepr(k))
+			}
+		}
+		for _, k := range []string{"interface", "step"} {
+			if _, ok := m[k]; !ok {
+				return nil, bad("%s is a required property", pyRepr(k))
+			}
+		}
+		iface, ok := m["interface"].(string)
+		if !ok || !slices.Contains(cleanStepInterfaces, iface) {
+			return nil, bad("%s is not one of %s", pyRepr(m["interface"]), pyRepr(anySlice(cleanStepInterfaces)))
+		}
+		step, ok := m["step"].(string)
+		if !ok {
+			return nil, bad("%s is not of type 'string'", pyRepr(m["step"]))
+		}
+		if step == "" {
+			return nil, bad("'' is too short")
+		}
+		var args map[string]any
+		if a, present := m["args"]; present {
+			if args, ok = a.(map[string]any); !ok {
+				return nil, bad("%s is not of type 'object'", pyRepr(a))
+			}
+		}
+		steps = append(steps, conductor.CleanStep{Interface: iface, Step: step, Args: args})
+	}
+	return steps, nil
 }
 
 // setProvisionState is PUT /v1/nodes/{node}/states/provision.
@@ -227,6 +282,9 @@ func (s *server) setProvisionState(rq *request) error {
 	}
 	for _, k := range []string{"configdrive", "clean_steps", "deploy_steps", "service_steps", "rescue_password", "disable_ramdisk", "runbook"} {
 		if v, ok := m[k]; ok && v != nil && !slices.Contains(verbArgs[event], k) {
+			if k == "clean_steps" {
+				return badRequest("\"clean_steps\" is only valid when setting target provision state to clean")
+			}
 			return badRequest("\"%s\" is not valid when setting target provision state to %s", k, target)
 		}
 	}
@@ -238,11 +296,31 @@ func (s *server) setProvisionState(rq *request) error {
 	if n.ProvisionState == states.InspectWait && target == "abort" && rq.minor < v41InspectAbort {
 		return notAcceptable()
 	}
+	if event == "clean" {
+		if v, ok := m["clean_steps"]; !ok || v == nil || isEmptyList(v) {
+			return badRequest("\"clean_steps\" is required when setting target provision state to clean")
+		}
+		steps, err := checkCleanSteps(m["clean_steps"])
+		if err != nil {
+			return err
+		}
+		if err := s.cond.DoNodeClean(rq.ctx(), n.UUID, steps); err != nil {
+			return s.nodeActionError(err, ident)
+		}
+		rq.location("nodes/" + ident + "/states")
+		return rq.writeEmpty(http.StatusAccepted)
+	}
 	if err := s.cond.DoProvisionAction(rq.ctx(), n.UUID, event); err != nil {
 		return s.nodeActionError(err, ident)
 	}
 	rq.location("nodes/" + ident + "/states")
 	return rq.writeEmpty(http.StatusAccepted)
+}
+
+// isEmptyList reports whether v is [] (Ironic's "not clean_steps" is true for it).
+func isEmptyList(v any) bool {
+	l, ok := v.([]any)
+	return ok && len(l) == 0
 }
 
 // setRAIDConfig is PUT /v1/nodes/{node}/states/raid: the body is the

@@ -496,3 +496,57 @@ func TestDeployTemplates(t *testing.T) {
 	e.must(204, "DELETE", "/v1/deploy_templates/CUSTOM_C", latest, nil)
 	e.must(404, "GET", "/v1/deploy_templates/CUSTOM_C", latest, nil)
 }
+
+// Manual cleaning: Ironic's clean_steps schema and messages, nothing
+// changed on bad input, then one call to the conductor with the steps.
+func TestStates_ManualClean(t *testing.T) {
+	e := newEnv(t)
+	id := str(e.createNode(map[string]any{"name": "mc"}), "uuid")
+	e.setState(id, "manageable")
+	step := map[string]any{"interface": "bios", "step": "factory_reset"}
+	tests := []struct {
+		name    string
+		version string
+		body    map[string]any
+		status  int
+		fault   string
+	}{
+		{"before 1.15", "1.14", map[string]any{"target": "clean", "clean_steps": []any{step}}, 406, "Request not acceptable."},
+		{"no steps", latest, map[string]any{"target": "clean"}, 400, "\"clean_steps\" is required when setting target provision state to clean"},
+		{"empty steps", latest, map[string]any{"target": "clean", "clean_steps": []any{}}, 400, "\"clean_steps\" is required when setting target provision state to clean"},
+		{"steps not a list", latest, map[string]any{"target": "clean", "clean_steps": "erase"}, 400, "Invalid clean_steps: 'erase' is not of type 'array'"},
+		{"step not an object", latest, map[string]any{"target": "clean", "clean_steps": []any{"erase"}}, 400, "Invalid clean_steps: 'erase' is not of type 'object'"},
+		{"no interface", latest, map[string]any{"target": "clean", "clean_steps": []any{map[string]any{"step": "x"}}}, 400, "Invalid clean_steps: 'interface' is a required property"},
+		{"no step", latest, map[string]any{"target": "clean", "clean_steps": []any{map[string]any{"interface": "deploy"}}}, 400, "Invalid clean_steps: 'step' is a required property"},
+		{"unknown interface", latest, map[string]any{"target": "clean", "clean_steps": []any{map[string]any{"interface": "boot", "step": "x"}}}, 400,
+			"Invalid clean_steps: 'boot' is not one of ['vendor', 'power', 'management', 'deploy', 'bios', 'raid']"},
+		{"empty step name", latest, map[string]any{"target": "clean", "clean_steps": []any{map[string]any{"interface": "deploy", "step": ""}}}, 400, "Invalid clean_steps: '' is too short"},
+		{"step not a string", latest, map[string]any{"target": "clean", "clean_steps": []any{map[string]any{"interface": "deploy", "step": 5}}}, 400, "Invalid clean_steps: 5 is not of type 'string'"},
+		{"args not an object", latest, map[string]any{"target": "clean", "clean_steps": []any{map[string]any{"interface": "deploy", "step": "x", "args": []any{}}}}, 400, "Invalid clean_steps: [] is not of type 'object'"},
+		{"priority not allowed", latest, map[string]any{"target": "clean", "clean_steps": []any{map[string]any{"interface": "deploy", "step": "x", "priority": 10}}}, 400,
+			"Invalid clean_steps: Additional properties are not allowed ('priority' was unexpected)"},
+		{"steps with another verb", latest, map[string]any{"target": "provide", "clean_steps": []any{step}}, 400, "\"clean_steps\" is only valid when setting target provision state to clean"},
+	}
+	for _, tc := range tests {
+		r := e.do("PUT", "/v1/nodes/mc/states/provision", tc.version, tc.body)
+		if r.code != tc.status {
+			t.Errorf("%s: status %d, want %d (%s)", tc.name, r.code, tc.status, r.body)
+			continue
+		}
+		if f := r.fault(t); f["faultstring"] != tc.fault {
+			t.Errorf("%s: fault %q, want %q", tc.name, f["faultstring"], tc.fault)
+		}
+	}
+	if n, _ := e.store.GetNode(t.Context(), id); n.ProvisionState != "manageable" {
+		t.Errorf("bad input changed the node to %s", n.ProvisionState)
+	}
+	if calls := e.cond.Calls(); len(calls) != 0 {
+		t.Errorf("bad input reached the conductor: %v", calls)
+	}
+	e.must(202, "PUT", "/v1/nodes/mc/states/provision", "1.15", map[string]any{"target": "clean",
+		"clean_steps": []any{map[string]any{"interface": "bios", "step": "apply_configuration", "args": map[string]any{"settings": []any{}}}}})
+	want := []string{"clean " + id + " [{'interface': 'bios', 'step': 'apply_configuration', 'args': {'settings': []}}]"}
+	if d := cmp.Diff(want, e.cond.Calls()); d != "" {
+		t.Errorf("calls (-want +got):\n%s", d)
+	}
+}

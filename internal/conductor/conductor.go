@@ -65,7 +65,7 @@ type Conductor struct {
 	// locked holds the nodes this process has reserved, so two tasks of the
 	// same conductor (same reservation holder) exclude each other too.
 	lockMu sync.Mutex
-	locked map[string]bool
+	locked map[string]chan struct{} // closed when the node is let go
 
 	ring *ring
 	// inspectChecks de-duplicates immediate inspection checks per node.
@@ -101,7 +101,7 @@ func New(o Options) *Conductor {
 		workers:    make(chan struct{}, o.Config.Conductor.WorkersPoolSize),
 		workCtx:    ctx,
 		cancelWork: cancel,
-		locked:     map[string]bool{},
+		locked:     map[string]chan struct{}{},
 		ring:       newRing(host),
 	}
 }

@@ -165,7 +165,7 @@ func (r *rig) waitState(t *testing.T, id, want string) *baremetal.Node {
 			t.Fatal(err)
 		}
 		r.c.lockMu.Lock()
-		lockedHere := r.c.locked[n.UUID]
+		_, lockedHere := r.c.locked[n.UUID]
 		r.c.lockMu.Unlock()
 		if n.ProvisionState == want && n.Reservation == "" && !lockedHere {
 			return n

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -16,20 +17,40 @@ import (
 
 // lockLocal marks a node as locked by this process. It makes two tasks of
 // one conductor exclude each other although they share the reservation
-// holder name.
+// holder name. A node held locally is waited for a short while: a task that
+// ends saves its last state and clears the reservation in one transaction
+// and drops its local mark just after, and a client that saw the cleared
+// reservation must not get a 409 in between.
 func (c *Conductor) lockLocal(key string) bool {
-	c.lockMu.Lock()
-	defer c.lockMu.Unlock()
-	if c.locked[key] {
-		return false
+	deadline := time.NewTimer(localLockGrace)
+	defer deadline.Stop()
+	for {
+		c.lockMu.Lock()
+		released, held := c.locked[key]
+		if !held {
+			c.locked[key] = make(chan struct{})
+			c.lockMu.Unlock()
+			return true
+		}
+		c.lockMu.Unlock()
+		select {
+		case <-released:
+		case <-deadline.C:
+			return false
+		}
 	}
-	c.locked[key] = true
-	return true
 }
+
+// localLockGrace is how long lockLocal waits for a task of this process
+// to let a node go before the node counts as locked.
+const localLockGrace = 50 * time.Millisecond
 
 func (c *Conductor) unlockLocal(key string) {
 	c.lockMu.Lock()
-	delete(c.locked, key)
+	if released, held := c.locked[key]; held {
+		close(released)
+		delete(c.locked, key)
+	}
 	c.lockMu.Unlock()
 }
 

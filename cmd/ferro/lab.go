@@ -21,7 +21,7 @@ import (
 // network namespace, machines enrolled, until interrupted.
 func labCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "up" {
-		fmt.Fprintln(stderr, "usage: ferro lab up [--machines N] [--netns NAME] [--dir DIR] [--keep]")
+		fmt.Fprintln(stderr, "usage: ferro lab up [--machines N] [--boot ipxe|pxe|uefi|vmedia] [--netns NAME] [--dir DIR] [--keep]")
 		return 2
 	}
 	fs := flag.NewFlagSet("lab up", flag.ContinueOnError)
@@ -29,6 +29,7 @@ func labCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	machines := fs.Int("machines", 1, "QEMU machines to create and enrol")
 	memory := fs.Int("memory-mb", 1024, "memory of each machine (a multiple of 1024)")
 	cpus := fs.Int("cpus", 1, "CPUs of each machine")
+	boot := fs.String("boot", "ipxe", "how the machines boot the ramdisk: ipxe (ipmi, iPXE over HTTP), pxe (ipmi, PXELINUX over TFTP), uefi (ipmi, OVMF and iPXE) or vmedia (redfish, the ISO as a virtual CD)")
 	netns := fs.String("netns", "ferro-lab", "network namespace to create (must not exist)")
 	dir := fs.String("dir", "", "working directory: databases, boot roots, disks, logs (default: a new temporary directory)")
 	keep := fs.Bool("keep", false, "keep the working directory when the lab stops")
@@ -41,6 +42,9 @@ func labCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "ferro lab up:", err)
 		return 1
+	}
+	if _, ok := lab.Boots[*boot]; !ok {
+		return fail(fmt.Errorf("--boot %q: want ipxe, pxe, uefi or vmedia", *boot))
 	}
 	if (*kernel == "") != (*initramfs == "") {
 		return fail(fmt.Errorf("--kernel and --initramfs go together"))
@@ -94,7 +98,7 @@ func labCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	k, _ := filepath.Abs(*kernel)
 	i, _ := filepath.Abs(*initramfs)
 	l, err := lab.Up(ctx, lab.Options{Netns: *netns, Dir: *dir, Keep: *keep, Machines: *machines, MemoryMB: *memory, CPUs: *cpus,
-		Ferro: exe, VBMC: *vbmcBin, Kernel: k, Initramfs: i, Log: log, Out: stdout})
+		Ferro: exe, VBMC: *vbmcBin, Kernel: k, Initramfs: i, Log: log, Out: stdout, Boot: *boot})
 	if err != nil {
 		return fail(err)
 	}

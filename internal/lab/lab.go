@@ -42,6 +42,19 @@ type Options struct {
 	Log               *slog.Logger
 	// Out gets the lines a user reads: what was enrolled and how to inspect.
 	Out io.Writer
+	// Boot is how the machines boot the ramdisk (see Boots); "" is ipxe.
+	Boot string
+}
+
+// Boots are the lab's boot paths: the node's hardware type and boot
+// interface, and the machine's firmware.
+var Boots = map[string]struct {
+	Driver, BootInterface, Mode string
+}{
+	"ipxe":   {"ipmi", "ipxe", "bios"},                     // iPXE script, kernel and initramfs over HTTP
+	"pxe":    {"ipmi", "pxe", "bios"},                      // PXELINUX, everything over TFTP
+	"uefi":   {"ipmi", "ipxe", "uefi"},                     // OVMF, snponly.efi over TFTP, then HTTP
+	"vmedia": {"redfish", "redfish-virtual-media", "bios"}, // the ISO as a virtual CD
 }
 
 // Addresses inside the namespace.
@@ -56,7 +69,9 @@ type Lab struct {
 	o       Options
 	procs   []*proc
 	created bool
-	client  *http.Client
+	// cleanups run at Down, after the processes stopped.
+	cleanups []func()
+	client   *http.Client
 	// Nodes are the enrolled machines' names.
 	Nodes []string
 }
@@ -78,6 +93,12 @@ func Up(ctx context.Context, o Options) (l *Lab, err error) {
 	}
 	if o.CPUs <= 0 {
 		o.CPUs = 1
+	}
+	if o.Boot == "" {
+		o.Boot = "ipxe"
+	}
+	if _, ok := Boots[o.Boot]; !ok {
+		return nil, fmt.Errorf("lab: unknown boot %q (ipxe, pxe, uefi or vmedia)", o.Boot)
 	}
 	if os.Geteuid() != 0 {
 		return nil, errors.New("lab: needs root (network namespace, taps, DHCP on port 67)")
@@ -201,6 +222,7 @@ func (l *Lab) startFerro(ctx context.Context) error {
 		{"CONDUCTOR_DEPLOY_KERNEL", "file://" + l.o.Kernel}, {"CONDUCTOR_DEPLOY_RAMDISK", "file://" + l.o.Initramfs},
 		{"DEPLOY_HTTP_URL", APIURL + "/httpboot"}, {"DEPLOY_DEFAULT_BOOT_MODE", "bios"},
 		{"PXE_KERNEL_APPEND_PARAMS", "console=ttyS0 panic=-1"},
+		{"REDFISH_KERNEL_APPEND_PARAMS", "console=ttyS0 panic=-1"},
 		{"DHCP_DHCP_PROVIDER", "builtin"},
 		{"NETBOOT_INTERFACE", "br0"}, {"NETBOOT_LISTEN_ADDRESS", BridgeIP},
 		{"NETBOOT_RANGE_START", "192.168.77.100"}, {"NETBOOT_RANGE_END", "192.168.77.199"},
@@ -253,13 +275,17 @@ func (l *Lab) startVBMC(ctx context.Context) (*vbmcReady, error) {
 	var machines []map[string]any
 	for i := range l.o.Machines {
 		name := "lab" + strconv.Itoa(i)
+		q := map[string]any{"taps": []string{l.tap(i)}, "ipmi_device": true,
+			"console_log": l.ConsoleLog(name)}
+		if Boots[l.o.Boot].Mode == "uefi" {
+			q["machine"], q["firmware"] = "q35", "uefi"
+		}
 		machines = append(machines, map[string]any{
 			"name": name, "backend": "qemu", "ipmi_listen": BridgeIP + ":" + strconv.Itoa(6230+i),
 			"cpus": l.o.CPUs, "memory_mb": l.o.MemoryMB, "disks_gb": []int{10},
 			"macs":         []string{fmt.Sprintf("52:54:00:77:%02x:%02x", i>>8, i&0xff)},
 			"manufacturer": "ferro-lab", "product": "qemu", "serial": fmt.Sprintf("LAB-%04d", i),
-			"qemu": map[string]any{"taps": []string{l.tap(i)}, "ipmi_device": true,
-				"console_log": filepath.Join(l.o.Dir, name+"-console.log")},
+			"qemu": q,
 		})
 	}
 	cfg := map[string]any{"username": username, "password": pw,
@@ -314,30 +340,64 @@ func (l *Lab) startLLDPD() {
 	for i := range l.o.Machines {
 		taps = append(taps, l.tap(i))
 	}
-	os.MkdirAll(filepath.Join(l.o.Dir, "lldpd"), 0o755)
-	if _, err := l.start("lldpd.log", bin, nil, "-d", "-u", filepath.Join(l.o.Dir, "lldpd", "lldpd.sock"),
+	// lldpcli drops privileges: the control socket's directory and its
+	// parents must be reachable by lldpd's user, which o.Dir's need not be.
+	sockDir, err := os.MkdirTemp("", "ferro-lab-lldpd-")
+	if err != nil {
+		l.o.Log.Warn("lldpd not started", "error", err)
+		return
+	}
+	os.Chmod(sockDir, 0o755)
+	l.cleanups = append(l.cleanups, func() { os.RemoveAll(sockDir) })
+	sock := filepath.Join(sockDir, "lldpd.sock")
+	if _, err := l.start("lldpd.log", bin, nil, "-d", "-u", sock,
 		"-I", strings.Join(taps, ","), "-C", taps[0], "-S", "ferro lab switch"); err != nil {
 		l.o.Log.Warn("lldpd did not start", "error", err)
+		return
+	}
+	// A frame every second (lldpd's default is 30 s), so the agent's
+	// capture, which ends at the first frame, is short. lldpd makes its
+	// control socket once started: retry until it answers.
+	cli := filepath.Join(filepath.Dir(bin), "lldpcli")
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		out, err := l.command(cli, "-u", sock, "configure", "lldp", "tx-interval", "1").CombinedOutput()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			l.o.Log.Warn("lldpcli configure tx-interval failed: LLDP every 30 s", "error", err, "output", string(out))
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
-// enroll creates one ipmi node (ipxe boot, noop network) per machine and
-// makes it manageable.
+// enroll creates one node per machine (the Boot's hardware type and boot
+// interface, noop network) and makes it manageable.
 func (l *Lab) enroll(ctx context.Context, r *vbmcReady) error {
 	pw := r.IPMI["_password"]
+	boot := Boots[l.o.Boot]
 	for i := range l.o.Machines {
 		name := "lab" + strconv.Itoa(i)
-		host, port, err := net.SplitHostPort(r.IPMI[name])
-		if err != nil {
-			return fmt.Errorf("lab: ferro-vbmc gave no IPMI endpoint for %s", name)
+		var info map[string]any
+		switch boot.Driver {
+		case "ipmi":
+			host, port, err := net.SplitHostPort(r.IPMI[name])
+			if err != nil {
+				return fmt.Errorf("lab: ferro-vbmc gave no IPMI endpoint for %s", name)
+			}
+			info = map[string]any{"ipmi_address": host, "ipmi_port": port, "ipmi_username": username, "ipmi_password": pw}
+		case "redfish":
+			info = map[string]any{"redfish_address": r.RedfishURL, "redfish_system_id": "/redfish/v1/Systems/" + name,
+				"redfish_username": username, "redfish_password": pw}
 		}
 		var node struct {
 			UUID string `json:"uuid"`
 		}
 		if err := l.api(ctx, http.MethodPost, "/v1/nodes", map[string]any{
-			"name": name, "driver": "ipmi", "boot_interface": "ipxe", "network_interface": "noop", "inspect_interface": "inspector",
-			"driver_info": map[string]any{"ipmi_address": host, "ipmi_port": port, "ipmi_username": username, "ipmi_password": pw},
-			"properties":  map[string]any{"capabilities": "boot_mode:bios"},
+			"name": name, "driver": boot.Driver, "boot_interface": boot.BootInterface, "network_interface": "noop", "inspect_interface": "inspector",
+			"driver_info": info,
+			"properties":  map[string]any{"capabilities": "boot_mode:" + boot.Mode},
 		}, &node); err != nil {
 			return err
 		}
@@ -375,6 +435,15 @@ func (l *Lab) enroll(ctx context.Context, r *vbmcReady) error {
 	}
 	return nil
 }
+
+// API calls the lab's bare metal API (latest microversion) from inside
+// the namespace; a status of 300 or more is an error with the body.
+func (l *Lab) API(ctx context.Context, method, path string, body, out any) error {
+	return l.api(ctx, method, path, body, out)
+}
+
+// ConsoleLog is the serial console log of the named machine.
+func (l *Lab) ConsoleLog(name string) string { return filepath.Join(l.o.Dir, name+"-console.log") }
 
 func (l *Lab) api(ctx context.Context, method, path string, body, out any) error {
 	var rd io.Reader
@@ -440,6 +509,9 @@ func (l *Lab) Down() error {
 			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 			<-p.done
 		}
+	}
+	for _, f := range l.cleanups {
+		f()
 	}
 	if l.created {
 		if err := l.ip("netns", "del", l.o.Netns); err != nil {

@@ -79,8 +79,8 @@ type Stats struct {
 	// Served transfers ended with the last block acknowledged; Refused
 	// were answered with an error (missing, outside the root, not this
 	// client's, busy, write); Failed ended early (client error, no answer,
-	// transfer timeout).
-	Served, Refused, Failed uint64
+	// transfer timeout). Retransmits counts windows sent again.
+	Served, Refused, Failed, Retransmits uint64
 }
 
 // Server serves one boot root.
@@ -94,7 +94,7 @@ type Server struct {
 	sem       chan struct{}
 	wg        sync.WaitGroup
 
-	served, refused, failed atomic.Uint64
+	served, refused, failed, retransmits atomic.Uint64
 }
 
 // New returns a server; Listen then Serve starts it.
@@ -187,7 +187,7 @@ func (s *Server) MaxBlockSize() int { return s.maxBlock }
 
 // Stats returns the counters.
 func (s *Server) Stats() Stats {
-	return Stats{Served: s.served.Load(), Refused: s.refused.Load(), Failed: s.failed.Load()}
+	return Stats{Served: s.served.Load(), Refused: s.refused.Load(), Failed: s.failed.Load(), Retransmits: s.retransmits.Load()}
 }
 
 // Serve serves until ctx ends, then waits for the transfers to stop.

@@ -68,7 +68,10 @@ func (t *transfer) negotiate(size int64) negotiated {
 			n.blksize = min(v, t.s.maxBlock)
 			n.oack = append(n.oack, option{o.name, strconv.Itoa(n.blksize)})
 		case "tsize":
-			n.oack = append(n.oack, option{o.name, strconv.FormatInt(size, 10)})
+			// curl refuses an OACK with tsize 0: an empty file goes without.
+			if size > 0 {
+				n.oack = append(n.oack, option{o.name, strconv.FormatInt(size, 10)})
+			}
 		case "timeout":
 			if v < 1 || v > 255 {
 				continue
@@ -225,6 +228,7 @@ func (t *transfer) sendFile(f io.ReaderAt, size int64, n negotiated) error {
 				if tries > t.s.o.Retries {
 					return fmt.Errorf("%w for block %d after %d tries", errGaveUp, base, tries)
 				}
+				t.s.retransmits.Add(1)
 				t.log.Debug("tftp: retransmit", "block", base, "try", tries)
 				break wait
 			case b := <-t.in:

@@ -125,6 +125,17 @@ func (e *env) waitPhases(t *testing.T, v *vm, uuid string, phases ...string) {
 	}
 }
 
+// logTFTPOptions logs what the firmware asked of TFTP and got.
+func (e *env) logTFTPOptions(t *testing.T) {
+	for _, line := range strings.Split(e.logBuf.String(), "\n") {
+		if strings.Contains(line, "tftp: options negotiated") {
+			if _, rest, ok := strings.Cut(line, "file="); ok {
+				t.Logf("tftp: file=%s", rest)
+			}
+		}
+	}
+}
+
 func TestQEMU_BIOSiPXEBootsTheNodeScriptOverHTTP(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -150,6 +161,7 @@ func TestQEMU_BIOSPXELINUXBootsOverTFTP(t *testing.T) {
 	e.start(t, e.options(false))
 	v := e.startVM(t, "tap0", mac, bios)
 	e.waitPhases(t, v, n.UUID, netboot.PhaseDHCPOffer, netboot.PhaseBootScript, netboot.PhaseKernel, netboot.PhaseInitramfs)
+	e.logTFTPOptions(t)
 }
 
 // TestQEMU_UEFIPXEChainsSNPOnlyOverTFTP boots OVMF's own PXE client (the
@@ -168,6 +180,7 @@ func TestQEMU_UEFIPXEChainsSNPOnlyOverTFTP(t *testing.T) {
 	if !bytes.Contains([]byte(e.logBuf.String()), []byte("snponly.efi")) {
 		t.Errorf("snponly.efi was never served:\n%s", e.logBuf)
 	}
+	e.logTFTPOptions(t)
 }
 
 // TestQEMU_ProxyDHCPBesideBusyboxUdhcpd runs busybox's udhcpd as the

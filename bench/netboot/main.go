@@ -14,7 +14,7 @@
 // It prints replies per second, throughput, and ferro's RSS (sampled) and
 // peak RSS (VmHWM). It needs root (network namespaces).
 //
-//	sudo go run ./bench/netboot [-clients 200] [-rounds 5] [-kernel-mb 4] [-tftp-single-port=false] [-tftp-windowsize 8]
+//	sudo go run ./bench/netboot [-clients 200] [-rounds 5] [-kernel-mb 4] [-tftp-single-port=false] [-tftp-windowsize 8] [-tftp-mb 0]
 package main
 
 import (
@@ -59,6 +59,7 @@ type options struct {
 	ferro                     string
 	singlePort                bool
 	window                    int
+	tftpMB                    int
 }
 
 func main() {
@@ -69,6 +70,7 @@ func main() {
 	flag.StringVar(&o.ferro, "ferro", os.Getenv("FERRO_BIN"), "ferro binary (default $FERRO_BIN, else build ./cmd/ferro)")
 	flag.BoolVar(&o.singlePort, "tftp-single-port", true, "[netboot]tftp_single_port")
 	flag.IntVar(&o.window, "tftp-windowsize", 8, "windowsize the clients ask in the second TFTP round")
+	flag.IntVar(&o.tftpMB, "tftp-mb", 0, "fetch a file of this many MB over TFTP instead of undionly.kpxe")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/netboot:", err)
@@ -178,10 +180,19 @@ func run(o options) error {
 	if err := phase("dhcp", func() (string, error) { return benchDHCP(cl, macs, o.rounds, leased) }); err != nil {
 		return err
 	}
-	if err := phase("tftp", func() (string, error) { return benchTFTP(cl, len(macs), 1) }); err != nil {
+	tftpFile := "undionly.kpxe"
+	if o.tftpMB > 0 {
+		tftpFile = "bench.bin"
+		b := make([]byte, o.tftpMB<<20)
+		rand.Read(b)
+		if err := os.WriteFile(filepath.Join(dir, "tftpboot", tftpFile), b, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := phase("tftp", func() (string, error) { return benchTFTP(cl, len(macs), 1, tftpFile) }); err != nil {
 		return err
 	}
-	if err := phase(fmt.Sprintf("tftp-w%d", o.window), func() (string, error) { return benchTFTP(cl, len(macs), o.window) }); err != nil {
+	if err := phase(fmt.Sprintf("tftp-w%d", o.window), func() (string, error) { return benchTFTP(cl, len(macs), o.window, tftpFile) }); err != nil {
 		return err
 	}
 	// Each HTTP client takes its node's leased address.
@@ -376,9 +387,9 @@ func benchDHCP(n ns, macs []net.HardwareAddr, rounds int, leased map[string]net.
 		float64(replies.Load())/took.Seconds(), retries.Load()), nil
 }
 
-// benchTFTP fetches undionly.kpxe with every client at once, asking
-// windowsize window when it is more than 1.
-func benchTFTP(n ns, clients, window int) (string, error) {
+// benchTFTP fetches file with every client at once, asking windowsize
+// window when it is more than 1.
+func benchTFTP(n ns, clients, window int, file string) (string, error) {
 	var total atomic.Int64
 	var wg sync.WaitGroup
 	errc := make(chan error, clients)
@@ -397,7 +408,7 @@ func benchTFTP(n ns, clients, window int) (string, error) {
 				return
 			}
 			defer c.Close()
-			k, err := tftpGet(c, server, "undionly.kpxe", 1468, window, 2*time.Second, 10, io.Discard)
+			k, err := tftpGet(c, server, file, 1468, window, 2*time.Second, 10, io.Discard)
 			total.Add(k)
 			if err != nil {
 				errc <- err
@@ -478,7 +489,7 @@ func startFerro(n ns, bin, dir string, o options) (*server, error) {
 		return nil, err
 	}
 	env := []string{
-		"FERRO_API_HOST_IP=" + serverIP, "FERRO_API_PORT=6385",
+		"FERRO_API_HOST_IP=" + serverIP, "FERRO_API_PORT=6385", "FERRO_API_ALLOW_INSECURE_NOAUTH=true",
 		"FERRO_INSPECTOR_LISTEN_ADDRESS=" + serverIP,
 		"FERRO_PXE_TFTP_ROOT=" + filepath.Join(dir, "tftpboot"),
 		"FERRO_DEPLOY_HTTP_ROOT=" + filepath.Join(dir, "httpboot"),

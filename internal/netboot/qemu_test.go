@@ -220,4 +220,12 @@ func TestQEMU_ProxyDHCPBesideBusyboxUdhcpd(t *testing.T) {
 	if !strings.Contains(e.events.String(), "to 192.168.77.5") {
 		t.Errorf("the boot files were not fetched from an address udhcpd gave:\n%s", e.events)
 	}
+	// ferro learnt the address iPXE asked udhcpd for: the node's script
+	// went there, and goes nowhere else (curl here asks from ferro's own
+	// address).
+	curl := ferrotest.RequireTool(t, "curl")
+	b, _ := e.ns.Command(curl, "-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", httpURL+"/"+n.UUID+"/config").CombinedOutput()
+	if string(b) != "403" {
+		t.Errorf("the node's script from another address: %s, want 403", b)
+	}
 }

@@ -14,7 +14,6 @@ require (
 	github.com/klauspost/compress v1.20.4
 	github.com/mdlayher/ndp v1.1.0
 	github.com/mdlayher/packet v1.2.0
-	github.com/pin/tftp/v3 v3.1.0
 	github.com/stmcginnis/gofish v0.26.0
 	github.com/u-root/u-root v0.16.0
 	github.com/vishvananda/netlink v1.3.0

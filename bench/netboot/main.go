@@ -5,13 +5,16 @@
 // namespace's bridge that:
 //
 //   - DHCP: DISCOVER → OFFER → REQUEST → ACK, as iPXE (options 60, 77, 93), -rounds times each;
-//   - TFTP: fetch undionly.kpxe (pin/tftp client, blksize 1468, tsize);
-//   - HTTP: fetch the node's deploy kernel (-kernel-mb MB) from the API port.
+//   - TFTP: fetch undionly.kpxe (blksize 1468, tsize), in lock step, then
+//     with windowsize -tftp-windowsize (RFC 7440);
+//   - HTTP: fetch the node's deploy kernel (-kernel-mb MB) from the API
+//     port, each client from the address DHCP leased to its node (a
+//     node's files go only there).
 //
 // It prints replies per second, throughput, and ferro's RSS (sampled) and
 // peak RSS (VmHWM). It needs root (network namespaces).
 //
-//	sudo go run ./bench/netboot [-clients 200] [-rounds 5] [-kernel-mb 4] [-tftp-single-port=false]
+//	sudo go run ./bench/netboot [-clients 200] [-rounds 5] [-kernel-mb 4] [-tftp-single-port=false] [-tftp-windowsize 8] [-tftp-mb 0]
 package main
 
 import (
@@ -38,7 +41,6 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/dhcpv4/server4"
 	"github.com/insomniacslk/dhcp/iana"
-	"github.com/pin/tftp/v3"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/config"
@@ -56,6 +58,8 @@ type options struct {
 	clients, rounds, kernelMB int
 	ferro                     string
 	singlePort                bool
+	window                    int
+	tftpMB                    int
 }
 
 func main() {
@@ -65,6 +69,8 @@ func main() {
 	flag.IntVar(&o.kernelMB, "kernel-mb", 4, "size of the deploy kernel fetched over HTTP (MB)")
 	flag.StringVar(&o.ferro, "ferro", os.Getenv("FERRO_BIN"), "ferro binary (default $FERRO_BIN, else build ./cmd/ferro)")
 	flag.BoolVar(&o.singlePort, "tftp-single-port", true, "[netboot]tftp_single_port")
+	flag.IntVar(&o.window, "tftp-windowsize", 8, "windowsize the clients ask in the second TFTP round")
+	flag.IntVar(&o.tftpMB, "tftp-mb", 0, "fetch a file of this many MB over TFTP instead of undionly.kpxe")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/netboot:", err)
@@ -170,13 +176,41 @@ func run(o options) error {
 		fmt.Printf("%-5s %s; ferro RSS peak %.1f MB\n", name, res, float64(peak.Load())/1024)
 		return nil
 	}
-	if err := phase("dhcp", func() (string, error) { return benchDHCP(cl, macs, o.rounds) }); err != nil {
+	leased := map[string]net.IP{}
+	if err := phase("dhcp", func() (string, error) { return benchDHCP(cl, macs, o.rounds, leased) }); err != nil {
 		return err
 	}
-	if err := phase("tftp", func() (string, error) { return benchTFTP(cl, len(macs)) }); err != nil {
+	tftpFile := "undionly.kpxe"
+	if o.tftpMB > 0 {
+		tftpFile = "bench.bin"
+		b := make([]byte, o.tftpMB<<20)
+		rand.Read(b)
+		if err := os.WriteFile(filepath.Join(dir, "tftpboot", tftpFile), b, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := phase("tftp", func() (string, error) { return benchTFTP(cl, len(macs), 1, tftpFile) }); err != nil {
 		return err
 	}
-	if err := phase("http", func() (string, error) { return benchHTTP(cl, uuids) }); err != nil {
+	if err := phase(fmt.Sprintf("tftp-w%d", o.window), func() (string, error) { return benchTFTP(cl, len(macs), o.window, tftpFile) }); err != nil {
+		return err
+	}
+	// Each HTTP client takes its node's leased address.
+	var batch strings.Builder
+	locals := make([]net.IP, len(macs))
+	for i, mac := range macs {
+		locals[i] = leased[mac.String()]
+		if locals[i] == nil {
+			return fmt.Errorf("no lease for %s", mac)
+		}
+		fmt.Fprintf(&batch, "addr add %s/32 dev v1\n", locals[i])
+	}
+	ipb := exec.Command("ip", "-n", string(cl), "-batch", "-")
+	ipb.Stdin = strings.NewReader(batch.String())
+	if out, err := ipb.CombinedOutput(); err != nil {
+		return fmt.Errorf("ip -batch: %v: %s", err, out)
+	}
+	if err := phase("http", func() (string, error) { return benchHTTP(cl, uuids, locals) }); err != nil {
 		return err
 	}
 	fmt.Printf("ferro peak RSS over the run (VmHWM): %.1f MB\n", rssMB(srv.pid(), "VmHWM"))
@@ -238,7 +272,7 @@ func prepareNodes(dir string, o options) (macs []net.HardwareAddr, uuids []strin
 
 // benchDHCP runs every client's exchanges at once over one socket on v1
 // (replies are broadcast; they are matched by transaction id).
-func benchDHCP(n ns, macs []net.HardwareAddr, rounds int) (string, error) {
+func benchDHCP(n ns, macs []net.HardwareAddr, rounds int, leased map[string]net.IP) (string, error) {
 	var conn *net.UDPConn
 	if err := n.do(func() error {
 		c, err := server4.NewIPv4UDPConn("v1", &net.UDPAddr{Port: dhcpv4.ClientPort})
@@ -331,10 +365,14 @@ func benchDHCP(n ns, macs []net.HardwareAddr, rounds int) (string, error) {
 					errc <- err
 					return
 				}
-				if _, err := exchange(req, dhcpv4.MessageTypeAck, &retries); err != nil {
+				ack, err := exchange(req, dhcpv4.MessageTypeAck, &retries)
+				if err != nil {
 					errc <- err
 					return
 				}
+				mu.Lock()
+				leased[mac.String()] = ack.YourIPAddr
+				mu.Unlock()
 				replies.Add(1)
 			}
 		})
@@ -349,32 +387,29 @@ func benchDHCP(n ns, macs []net.HardwareAddr, rounds int) (string, error) {
 		float64(replies.Load())/took.Seconds(), retries.Load()), nil
 }
 
-// benchTFTP fetches undionly.kpxe with every client at once.
-func benchTFTP(n ns, clients int) (string, error) {
+// benchTFTP fetches file with every client at once, asking windowsize
+// window when it is more than 1.
+func benchTFTP(n ns, clients, window int, file string) (string, error) {
 	var total atomic.Int64
 	var wg sync.WaitGroup
 	errc := make(chan error, clients)
+	server := &net.UDPAddr{IP: net.ParseIP(serverIP), Port: 69}
 	began := time.Now()
 	for range clients {
 		wg.Go(func() {
-			// The client's socket is made in Receive: inside the namespace.
+			var c *net.UDPConn
 			err := n.do(func() error {
-				c, err := tftp.NewClient(serverIP + ":69")
-				if err != nil {
-					return err
-				}
-				c.SetBlockSize(1468)
-				c.SetTimeout(2 * time.Second)
-				c.SetRetries(10)
-				c.RequestTSize(true)
-				wt, err := c.Receive("undionly.kpxe", "octet")
-				if err != nil {
-					return err
-				}
-				k, err := wt.WriteTo(io.Discard)
-				total.Add(k)
+				var err error
+				c, err = net.ListenUDP("udp4", &net.UDPAddr{})
 				return err
 			})
+			if err != nil {
+				errc <- err
+				return
+			}
+			defer c.Close()
+			k, err := tftpGet(c, server, file, 1468, window, 2*time.Second, 10, io.Discard)
+			total.Add(k)
 			if err != nil {
 				errc <- err
 			}
@@ -391,24 +426,26 @@ func benchTFTP(n ns, clients int) (string, error) {
 }
 
 // benchHTTP fetches each node's deploy kernel from the API port at once.
-func benchHTTP(n ns, uuids []string) (string, error) {
-	client := &http.Client{Transport: &http.Transport{
-		MaxConnsPerHost: 0,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			var c net.Conn
-			err := n.do(func() error {
-				var err error
-				c, err = (&net.Dialer{}).DialContext(ctx, network, addr)
-				return err
-			})
-			return c, err
-		},
-	}, Timeout: 5 * time.Minute}
+func benchHTTP(n ns, uuids []string, locals []net.IP) (string, error) {
+	clientFrom := func(local net.IP) *http.Client {
+		return &http.Client{Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				var c net.Conn
+				err := n.do(func() error {
+					var err error
+					c, err = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: local}}).DialContext(ctx, network, addr)
+					return err
+				})
+				return c, err
+			},
+		}, Timeout: 5 * time.Minute}
+	}
 	var total atomic.Int64
 	var wg sync.WaitGroup
 	errc := make(chan error, len(uuids))
 	began := time.Now()
-	for _, u := range uuids {
+	for i, u := range uuids {
+		client := clientFrom(locals[i])
 		wg.Go(func() {
 			resp, err := client.Get("http://" + serverIP + ":6385/httpboot/" + u + "/deploy_kernel")
 			if err != nil {
@@ -452,7 +489,7 @@ func startFerro(n ns, bin, dir string, o options) (*server, error) {
 		return nil, err
 	}
 	env := []string{
-		"FERRO_API_HOST_IP=" + serverIP, "FERRO_API_PORT=6385",
+		"FERRO_API_HOST_IP=" + serverIP, "FERRO_API_PORT=6385", "FERRO_API_ALLOW_INSECURE_NOAUTH=true",
 		"FERRO_INSPECTOR_LISTEN_ADDRESS=" + serverIP,
 		"FERRO_PXE_TFTP_ROOT=" + filepath.Join(dir, "tftpboot"),
 		"FERRO_DEPLOY_HTTP_ROOT=" + filepath.Join(dir, "httpboot"),

@@ -31,6 +31,16 @@ type Netboot struct {
 	TFTPSinglePort bool `ini:"tftp_single_port"`
 	// TFTPTimeout is the per-packet TFTP timeout in seconds.
 	TFTPTimeout int `ini:"tftp_timeout"`
+	// TFTPBlksize caps the negotiated TFTP blksize (also clamped to the
+	// interface MTU); TFTPWindowsize caps the RFC 7440 windowsize.
+	TFTPBlksize    int `ini:"tftp_blksize"`
+	TFTPWindowsize int `ini:"tftp_windowsize"`
+	// TFTPTransferTimeout bounds one TFTP transfer, in seconds.
+	TFTPTransferTimeout int `ini:"tftp_transfer_timeout"`
+	// NodeFilesAnyClient serves a node's own boot files (config, kernel,
+	// initramfs) to any client instead of only to the addresses leased to
+	// (proxy mode: requested by) the node's MACs.
+	NodeFilesAnyClient bool `ini:"node_files_any_client"`
 	// IPv6RA answers router solicitations with a minimal router
 	// advertisement, so that iPXE does not wait for IPv6 configuration.
 	IPv6RA bool `ini:"ipv6_ra"`
@@ -38,13 +48,16 @@ type Netboot struct {
 
 func defaultNetboot() Netboot {
 	return Netboot{
-		Mode:             "dhcp",
-		LeaseTime:        3600,
-		DHCPPort:         67,
-		TFTPPort:         69,
-		TFTPMaxTransfers: 64,
-		TFTPTimeout:      5,
-		TFTPSinglePort:   true,
-		IPv6RA:           true,
+		Mode:                "dhcp",
+		LeaseTime:           3600,
+		DHCPPort:            67,
+		TFTPPort:            69,
+		TFTPMaxTransfers:    64,
+		TFTPTimeout:         5,
+		TFTPSinglePort:      true,
+		TFTPBlksize:         1468,
+		TFTPWindowsize:      16,
+		TFTPTransferTimeout: 600,
+		IPv6RA:              true,
 	}
 }

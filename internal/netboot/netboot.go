@@ -81,7 +81,18 @@ type Options struct {
 	TFTPMaxTransfers int
 	TFTPTimeout      time.Duration
 	TFTPSinglePort   bool
-	IPv6RA           bool
+	// TFTPBlockSize and TFTPWindowSize cap the negotiated blksize and
+	// windowsize; TFTPTransferTimeout bounds one transfer (0: the tftp
+	// package's defaults).
+	TFTPBlockSize, TFTPWindowSize int
+	TFTPTransferTimeout           time.Duration
+	IPv6RA                        bool
+	// AnyClientReadsNodeFiles serves a node's own boot files (its config,
+	// which may hold its token, kernel and initramfs) to any client, as
+	// an external TFTP or HTTP server would; by default only addresses
+	// leased to (in proxy mode: requested by) one of the node's MACs get
+	// them.
+	AnyClientReadsNodeFiles bool
 
 	TFTPRoot, HTTPRoot string
 	// HTTPURL is [deploy]http_url; HTTPListen, when set, is where the
@@ -139,7 +150,6 @@ func New(o Options) (*Service, error) {
 		s.tftpRoot.Close()
 		return nil, err
 	}
-	s.http = &httpboot.Handler{Root: s.httpRoot, Prefix: o.HTTPPrefix, Events: o.Events, Log: o.Log}
 	s.dhcp, err = dhcp.New(dhcp.Options{
 		Interface: o.Interface,
 		Params: dhcp.Params{ServerIP: o.ServerIP, Proxy: o.Proxy, Netmask: o.Netmask, Router: o.Router, DNS: o.DNS,
@@ -152,9 +162,15 @@ func New(o Options) (*Service, error) {
 		s.close()
 		return nil, fmt.Errorf("netboot: %w", err)
 	}
+	var access bootfs.Access = s.dhcp
+	if o.AnyClientReadsNodeFiles {
+		access = nil
+	}
+	s.http = &httpboot.Handler{Root: s.httpRoot, Prefix: o.HTTPPrefix, Events: o.Events, Access: access, Log: o.Log}
 	if o.TFTPPort != 0 {
-		s.tftp, err = tftp.New(tftp.Options{Root: s.tftpRoot, Events: o.Events, Log: o.Log,
-			MaxTransfers: o.TFTPMaxTransfers, Timeout: o.TFTPTimeout, SinglePort: o.TFTPSinglePort})
+		s.tftp, err = tftp.New(tftp.Options{Root: s.tftpRoot, Events: o.Events, Access: access, Log: o.Log,
+			MaxTransfers: o.TFTPMaxTransfers, Timeout: o.TFTPTimeout, SinglePort: o.TFTPSinglePort,
+			BlockSize: o.TFTPBlockSize, WindowSize: o.TFTPWindowSize, TransferTimeout: o.TFTPTransferTimeout})
 		if err != nil {
 			s.close()
 			return nil, fmt.Errorf("netboot: %w", err)
@@ -179,6 +195,9 @@ func (s *Service) RouterAdvertisements() uint64 {
 	}
 	return s.ra.Answered.Load()
 }
+
+// TFTP is the TFTP server (for its Stats), nil when TFTPPort is 0.
+func (s *Service) TFTP() *tftp.Server { return s.tftp }
 
 // DHCP is the DHCP server (for its Stats and Release).
 func (s *Service) DHCP() *dhcp.Server { return s.dhcp }

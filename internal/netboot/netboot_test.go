@@ -276,8 +276,13 @@ func leases(t *testing.T, s store.Store) map[string]string {
 // ifMAC returns an interface's MAC inside the namespace.
 func (e *env) ifMAC(t *testing.T, name string) string {
 	t.Helper()
+	return ifMACIn(t, e.ns, name)
+}
+
+func ifMACIn(t *testing.T, ns *netnstest.NS, name string) string {
+	t.Helper()
 	var mac string
-	err := e.ns.Do(func() error {
+	err := ns.Do(func() error {
 		ifi, err := net.InterfaceByName(name)
 		if err != nil {
 			return err
@@ -296,6 +301,12 @@ func (e *env) ifMAC(t *testing.T, name string) string {
 // when it got no lease.
 func (e *env) udhcpc(t *testing.T, ifname, vendorClass string) (map[string]string, error) {
 	t.Helper()
+	return udhcpcIn(t, e.ns, ifname, vendorClass)
+}
+
+// udhcpcIn is udhcpc in another namespace.
+func udhcpcIn(t *testing.T, ns *netnstest.NS, ifname, vendorClass string) (map[string]string, error) {
+	t.Helper()
 	bb := ferrotest.RequireTool(t, "busybox")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "lease")
@@ -305,7 +316,7 @@ func (e *env) udhcpc(t *testing.T, ifname, vendorClass string) (map[string]strin
 	if vendorClass != "" {
 		args = append(args, "-V", vendorClass)
 	}
-	cmd := e.ns.Command(bb, args...)
+	cmd := ns.Command(bb, args...)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("udhcpc: %v: %s", err, b)
@@ -466,6 +477,10 @@ func TestTFTP_ServesTheRootOnlyWithDebianClients(t *testing.T) {
 	e := newEnv(t)
 	e.ns.AddVeth("v0", "v1")
 	n := e.addNode(t, "pxe", states.InspectWait, true, "52:54:00:00:00:01")
+	tftpRootOnly(t, e, n)
+}
+
+func tftpRootOnly(t *testing.T, e *env, n *baremetal.Node) {
 	e.start(t, e.options(false))
 	curl := ferrotest.RequireTool(t, "curl")
 	tftp := ferrotest.RequireTool(t, "tftp")
@@ -490,18 +505,8 @@ func TestTFTP_ServesTheRootOnlyWithDebianClients(t *testing.T) {
 			t.Errorf("curl %v: got %d bytes, want the %d of undionly.kpxe", args, len(got), len(want))
 		}
 	}
-	// tftp-hpa fetches the node's kernel through its PXELINUX entry's
-	// directory: that is the kernel_fetched event.
-	kernel := filepath.Join(dir, "kernel")
-	cmd := e.ns.Command(tftp, "-m", "binary", serverIP, "-c", "get", n.UUID+"/deploy_kernel", kernel)
-	if b, err := cmd.CombinedOutput(); err != nil || bytes.Contains(b, []byte("Error")) {
-		t.Fatalf("tftp get kernel: %v: %s", err, b)
-	}
-	// The server records the transfer once the last ACK is in, which may
-	// be after the client exited.
-	if err := e.waitEvent(t, n.UUID, netboot.PhaseKernel); err != nil {
-		t.Error(err)
-	}
+	// The node's own files are the node's: its kernel from the address
+	// the node leased (kernel_fetched) is in the access test below.
 	// Escapes are refused, with both clients.
 	secret := filepath.Join(filepath.Dir(e.tftpRoot), "secret")
 	os.WriteFile(secret, []byte("secret"), 0o644)
@@ -523,13 +528,15 @@ func TestTFTP_ServesTheRootOnlyWithDebianClients(t *testing.T) {
 
 func TestHTTP_ServesRangesFromTheRootOnly(t *testing.T) {
 	e := newEnv(t)
-	e.ns.AddVeth("v0", "v1")
-	n := e.addNode(t, "ipxe", states.InspectWait, true, "52:54:00:00:00:02")
+	// The node's files go to the node's leased address only: curl runs there.
+	peer := e.ns.AddPeer("p0")
+	n := e.addNode(t, "ipxe", states.InspectWait, true, ifMACIn(t, peer, "eth0"))
 	e.start(t, e.options(false))
+	e.leasedPeer(t, peer)
 	curl := ferrotest.RequireTool(t, "curl")
 	run := func(args ...string) (string, string) {
 		t.Helper()
-		b, err := e.ns.Command(curl, append([]string{"-sS", "--max-time", "10", "--path-as-is", "-w", "\n%{http_code}"}, args...)...).CombinedOutput()
+		b, err := peer.Command(curl, append([]string{"-sS", "--max-time", "10", "--path-as-is", "-w", "\n%{http_code}"}, args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("curl %v: %v: %s", args, err, b)
 		}
@@ -561,4 +568,115 @@ func TestHTTP_ServesRangesFromTheRootOnly(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// leasedPeer is a client namespace whose eth0 took a lease from ferro's
+// DHCP (busybox udhcpc) and holds the leased address.
+func (e *env) leasedPeer(t *testing.T, peer *netnstest.NS) string {
+	t.Helper()
+	got, err := udhcpcIn(t, peer, "eth0", "PXEClient:Arch:00000:UNDI:002001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer.MustIP("addr", "add", got["ip"]+"/24", "dev", "eth0")
+	return got["ip"]
+}
+
+// TestBootFiles_OnlyToTheNodesLeasedAddress checks, with tftp-hpa, atftp
+// and curl in client namespaces of their own, that a node's boot config
+// (which holds its token), kernel and PXELINUX entry go to the address
+// ferro's DHCP leased to the node's MAC and to no other, and that shared
+// files go to anyone.
+func TestBootFiles_OnlyToTheNodesLeasedAddress(t *testing.T) {
+	e := newEnv(t)
+	node := e.ns.AddPeer("p0")
+	other := e.ns.AddPeer("p1")
+	inode := e.ns.AddPeer("p2")
+	mac := ifMACIn(t, node, "eth0")
+	imac := ifMACIn(t, inode, "eth0")
+	n := e.addNode(t, "pxe", states.InspectWait, true, mac)
+	m := e.addNode(t, "ipxe", states.InspectWait, true, imac)
+	e.start(t, e.options(false))
+	ip := e.leasedPeer(t, node)
+	e.leasedPeer(t, inode)
+	other.MustIP("addr", "add", "192.168.77.250/24", "dev", "eth0")
+	tftp := ferrotest.RequireTool(t, "tftp")
+	atftp := ferrotest.RequireTool(t, "atftp")
+	curl := ferrotest.RequireTool(t, "curl")
+	entry := "pxelinux.cfg/01-" + strings.ReplaceAll(mac, ":", "-")
+	get := func(ns *netnstest.NS, name string) (string, []byte) {
+		out := filepath.Join(t.TempDir(), "out")
+		b, _ := ns.Command(tftp, "-m", "binary", serverIP, "-c", "get", name, out).CombinedOutput()
+		got, _ := os.ReadFile(out)
+		return string(b), got
+	}
+	for _, name := range []string{entry, n.UUID + "/config", n.UUID + "/deploy_kernel", n.UUID + "/deploy_ramdisk"} {
+		if msg, got := get(node, name); len(got) == 0 || strings.Contains(msg, "Error") {
+			t.Errorf("tftp get %s from the node's address %s: %d bytes, %q", name, ip, len(got), msg)
+		}
+		if msg, got := get(other, name); len(got) != 0 || !strings.Contains(msg, "Error code 2") {
+			t.Errorf("tftp get %s from another address: %d bytes, %q; want an access violation", name, len(got), msg)
+		}
+	}
+	if msg, got := get(other, "undionly.kpxe"); len(got) == 0 {
+		t.Errorf("a shared file was refused to another address: %q", msg)
+	}
+	// atftp with a window, from both.
+	out := filepath.Join(t.TempDir(), "atftp")
+	if b, err := node.Command(atftp, "--option", "windowsize 8", "--option", "blksize 1428", "-g", "-r", n.UUID+"/deploy_ramdisk", "-l", out, serverIP).CombinedOutput(); err != nil {
+		t.Errorf("atftp from the node: %v: %s", err, b)
+	} else if got, _ := os.ReadFile(out); !bytes.Equal(got, mustRead(t, filepath.Join(e.images, "ramdisk"))) {
+		t.Errorf("atftp from the node got %d bytes, not the ramdisk", len(got))
+	}
+	if b, err := other.Command(atftp, "-g", "-r", entry, "-l", out+"2", serverIP).CombinedOutput(); err == nil {
+		t.Errorf("atftp from another address got the node's entry: %s", b)
+	}
+	if err := e.waitEvent(t, n.UUID, netboot.PhaseKernel); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(e.events.String(), "to "+ip+" ") {
+		t.Errorf("events do not name the node's address %s:\n%s", ip, e.events)
+	}
+
+	// HTTP: the iPXE node's script, kernel and per-MAC entry go to its
+	// address only (not to the other node's either); boot.ipxe to anyone.
+	code := func(ns *netnstest.NS, url string) string {
+		b, _ := ns.Command(curl, "-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", url).CombinedOutput()
+		return string(b)
+	}
+	for _, c := range []struct {
+		ns   *netnstest.NS
+		path string
+		want string
+	}{
+		{inode, "/" + m.UUID + "/config", "200"},
+		{inode, "/" + m.UUID + "/deploy_kernel", "200"},
+		{inode, "/pxelinux.cfg/" + strings.ReplaceAll(imac, ":", "-"), "200"},
+		{node, "/" + m.UUID + "/config", "403"},
+		{other, "/" + m.UUID + "/config", "403"},
+		{other, "/" + m.UUID + "/deploy_kernel", "403"},
+		{other, "/pxelinux.cfg/" + strings.ReplaceAll(imac, ":", "-"), "403"},
+		{other, "/boot.ipxe", "200"},
+		{other, "/missing", "404"},
+	} {
+		if got := code(c.ns, httpURL+c.path); got != c.want {
+			t.Errorf("GET %s from %s: %s, want %s", c.path, c.ns.Name, got, c.want)
+		}
+	}
+	// Released leases close the door again.
+	if err := e.svc.DHCP().Release(t.Context(), m.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if got := code(inode, httpURL+"/"+m.UUID+"/config"); got != "403" {
+		t.Errorf("GET the config after the lease was released: %s, want 403", got)
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -125,6 +125,17 @@ func (e *env) waitPhases(t *testing.T, v *vm, uuid string, phases ...string) {
 	}
 }
 
+// logTFTPOptions logs what the firmware asked of TFTP and got.
+func (e *env) logTFTPOptions(t *testing.T) {
+	for _, line := range strings.Split(e.logBuf.String(), "\n") {
+		if strings.Contains(line, "tftp: options negotiated") {
+			if _, rest, ok := strings.Cut(line, "file="); ok {
+				t.Logf("tftp: file=%s", rest)
+			}
+		}
+	}
+}
+
 func TestQEMU_BIOSiPXEBootsTheNodeScriptOverHTTP(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -150,6 +161,7 @@ func TestQEMU_BIOSPXELINUXBootsOverTFTP(t *testing.T) {
 	e.start(t, e.options(false))
 	v := e.startVM(t, "tap0", mac, bios)
 	e.waitPhases(t, v, n.UUID, netboot.PhaseDHCPOffer, netboot.PhaseBootScript, netboot.PhaseKernel, netboot.PhaseInitramfs)
+	e.logTFTPOptions(t)
 }
 
 // TestQEMU_UEFIPXEChainsSNPOnlyOverTFTP boots OVMF's own PXE client (the
@@ -168,6 +180,7 @@ func TestQEMU_UEFIPXEChainsSNPOnlyOverTFTP(t *testing.T) {
 	if !bytes.Contains([]byte(e.logBuf.String()), []byte("snponly.efi")) {
 		t.Errorf("snponly.efi was never served:\n%s", e.logBuf)
 	}
+	e.logTFTPOptions(t)
 }
 
 // TestQEMU_ProxyDHCPBesideBusyboxUdhcpd runs busybox's udhcpd as the
@@ -206,5 +219,13 @@ func TestQEMU_ProxyDHCPBesideBusyboxUdhcpd(t *testing.T) {
 	}
 	if !strings.Contains(e.events.String(), "to 192.168.77.5") {
 		t.Errorf("the boot files were not fetched from an address udhcpd gave:\n%s", e.events)
+	}
+	// ferro learnt the address iPXE asked udhcpd for: the node's script
+	// went there, and goes nowhere else (curl here asks from ferro's own
+	// address).
+	curl := ferrotest.RequireTool(t, "curl")
+	b, _ := e.ns.Command(curl, "-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", httpURL+"/"+n.UUID+"/config").CombinedOutput()
+	if string(b) != "403" {
+		t.Errorf("the node's script from another address: %s, want 403", b)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -102,14 +103,39 @@ var (
 	tokenRE      = regexp.MustCompile(`ferro-inspection-token=(\S+)`)
 )
 
-// bootScript fetches the node's iPXE script as iPXE does and returns it.
+// bootScript reads the node's iPXE script where ferro wrote it (over
+// HTTP it goes only to the node's leased address).
 func (l *lab) bootScript(t *testing.T, uuid string) string {
 	t.Helper()
-	code, body := l.get(httpURL + "/" + uuid + "/config")
-	if code != 200 || !bytes.HasPrefix(body, []byte("#!ipxe")) {
-		t.Fatalf("the node's iPXE script: %d %q", code, body)
+	body, err := os.ReadFile(filepath.Join(l.httpRoot, uuid, "config"))
+	if err != nil || !bytes.HasPrefix(body, []byte("#!ipxe")) {
+		t.Fatalf("the node's iPXE script: %v %q", err, body)
 	}
 	return string(body)
+}
+
+// getFrom GETs url as the firmware on ifname does, from the address ip
+// that ferro's DHCP leased it (a node's boot files go there only).
+func (l *lab) getFrom(t *testing.T, ifname, ip, url string) (int, []byte) {
+	t.Helper()
+	l.ns.MustIP("addr", "replace", ip+"/32", "dev", ifname)
+	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var conn net.Conn
+			err := l.ns.Do(func() error {
+				var err error
+				conn, err = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext(ctx, network, addr)
+				return err
+			})
+			return conn, err
+		}}}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, b
 }
 
 // assertTornDown checks that nothing of the node's inspection is left: its
@@ -162,11 +188,12 @@ func TestFault_KernelNeverFetchesItsInitramfs(t *testing.T) {
 	if !strings.HasPrefix(lease["ip"], "192.168.77.") {
 		t.Fatalf("lease %v", lease)
 	}
-	m := kernelLineRE.FindStringSubmatch(l.bootScript(t, uuid))
-	if m == nil {
-		t.Fatal("no kernel line in the iPXE script")
+	code, script := l.getFrom(t, "fw1", lease["ip"], httpURL+"/"+uuid+"/config")
+	m := kernelLineRE.FindStringSubmatch(string(script))
+	if code != 200 || m == nil {
+		t.Fatalf("the node's iPXE script from its leased address: %d %q", code, script)
 	}
-	if code, body := l.get(m[1]); code != 200 || len(body) == 0 {
+	if code, body := l.getFrom(t, "fw1", lease["ip"], m[1]); code != 200 || len(body) == 0 {
 		t.Fatalf("kernel %s: %d, %d bytes", m[1], code, len(body))
 	}
 	if st := l.node(uuid)["provision_state"]; st != "inspect wait" {

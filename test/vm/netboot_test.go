@@ -38,8 +38,13 @@ func TestNetboot_ServeAnswersAManagedInspectionAndCleansUp(t *testing.T) {
 	if st := l.node(uuid)["provision_state"]; st != "inspect wait" {
 		t.Fatalf("provision_state %v, want inspect wait", st)
 	}
-	if code, body := l.get(httpURL + "/" + uuid + "/config"); code != 200 || !strings.HasPrefix(string(body), "#!ipxe") {
-		t.Fatalf("the node's iPXE script on the API port: %d %q", code, body)
+	// The node's script (it holds its token) is on the API port for the
+	// address DHCP leases the node only: this one gets a 403.
+	if !strings.HasPrefix(l.bootScript(t, uuid), "#!ipxe") {
+		t.Fatal("no iPXE script")
+	}
+	if code, body := l.get(httpURL + "/" + uuid + "/config"); code != 403 {
+		t.Fatalf("the node's iPXE script on the API port from ferro's own address: %d %q, want 403", code, body)
 	}
 
 	v := l.startVM(t, "tap0", mac)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
@@ -140,4 +141,54 @@ func (r *Root) Classify(name string) (nodeUUID, phase string) {
 		return dir, PhaseInitramfs
 	}
 	return "", ""
+}
+
+// Access decides whether a client address may read a node's own boot
+// files: those Owner names a node for, which may hold its per-inspection
+// token. The built-in DHCP server implements it from its leases.
+type Access interface {
+	BootFilesAllowed(ctx context.Context, nodeUUID string, client netip.Addr) (bool, error)
+}
+
+// Owner is the node whose own file name is: anything in <uuid>/, also
+// when reached through symbolic links (pxelinux.cfg/01-<mac> links to
+// ../<uuid>/config). Shared files (boot loaders, boot.ipxe,
+// master_images/, vmedia/) have none: "".
+func (r *Root) Owner(name string) string {
+	rel, err := Clean(name)
+	if err != nil {
+		return ""
+	}
+	rel = r.resolve(rel)
+	dir, _, ok := strings.Cut(rel, "/")
+	if !ok || !uuidRE.MatchString(dir) {
+		return ""
+	}
+	return dir
+}
+
+// resolve follows the symbolic links in rel's components, 16 at most, and
+// returns the path they lead to inside the root (or where it stopped: a
+// link out of the root, a missing file).
+func (r *Root) resolve(rel string) string {
+	elems := strings.Split(rel, "/")
+	for hops, i := 0, 0; i < len(elems) && hops < 16; i++ {
+		prefix := path.Join(elems[:i+1]...)
+		target, err := r.root.Readlink(prefix)
+		if err != nil {
+			continue // not a link (or missing): keep going
+		}
+		hops++
+		target = filepath.ToSlash(target)
+		if path.IsAbs(target) {
+			return prefix
+		}
+		next := path.Clean(path.Join(path.Dir(prefix), target))
+		if next == ".." || strings.HasPrefix(next, "../") {
+			return prefix
+		}
+		elems = append(strings.Split(next, "/"), elems[i+1:]...)
+		i = -1
+	}
+	return path.Join(elems...)
 }

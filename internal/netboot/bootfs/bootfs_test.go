@@ -114,3 +114,30 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+func TestOwner_FollowsLinksToTheNodeDirectory(t *testing.T) {
+	r, dir := testRoot(t)
+	// Links the pxe driver does not make, which must not hide the owner.
+	os.Symlink("01-52-54-00-12-34-56", filepath.Join(dir, "pxelinux.cfg", "chained"))
+	os.Symlink(uuid, filepath.Join(dir, "nodes"))
+	os.Symlink("../../etc/passwd", filepath.Join(dir, "pxelinux.cfg", "out"))
+	for _, tc := range []struct{ name, owner string }{
+		{uuid + "/config", uuid},
+		{"/" + uuid + "/deploy_kernel", uuid},
+		{uuid + "/anything", uuid},
+		{"pxelinux.cfg/01-52-54-00-12-34-56", uuid},
+		{"pxelinux.cfg/chained", uuid},
+		{"nodes/config", uuid},
+		{"pxelinux.cfg/out", ""},
+		{"pxelinux.cfg/missing", ""},
+		{uuid, ""},
+		{"undionly.kpxe", ""},
+		{"master_images/" + uuid, ""},
+		{"vmedia/" + uuid + "/x.iso", ""},
+		{"../" + uuid + "/config", ""},
+	} {
+		if got := r.Owner(tc.name); got != tc.owner {
+			t.Errorf("Owner(%q) = %q, want %q", tc.name, got, tc.owner)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,6 +81,16 @@ type Server struct {
 	setBuilt  time.Time
 	leaseMu   sync.Mutex
 	lastStats Stats
+	// seen is, in proxy mode, the address each known MAC last asked the
+	// site's DHCP for (DHCPREQUEST option 50, or ciaddr): MAC → address.
+	// Only MACs of active nodes are kept, so it is bounded by their ports.
+	seenMu sync.Mutex
+	seen   map[string]seenAddr
+}
+
+type seenAddr struct {
+	ip       netip.Addr
+	nodeUUID string
 }
 
 type packet struct {
@@ -131,7 +142,7 @@ func New(o Options) (*Server, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Second
 	}
-	return &Server{o: o, work: make(chan packet, o.Queue)}, nil
+	return &Server{o: o, work: make(chan packet, o.Queue), seen: map[string]seenAddr{}}, nil
 }
 
 // Listen opens the sockets. Call it on a thread in the network namespace
@@ -290,7 +301,62 @@ func (s *Server) rebuild(ctx context.Context) (map[string]string, error) {
 	s.setMu.Lock()
 	s.set, s.setBuilt = set, time.Now()
 	s.setMu.Unlock()
+	s.seenMu.Lock()
+	for mac, a := range s.seen {
+		if set[mac] != a.nodeUUID {
+			delete(s.seen, mac)
+		}
+	}
+	s.seenMu.Unlock()
 	return set, nil
+}
+
+// learn remembers, in proxy mode, the address a node's MAC asks the
+// site's DHCP for (a DHCPREQUEST's requested address, option 50) or
+// already has (ciaddr, as in a renewal or a request to port 4011).
+func (s *Server) learn(mac, nodeUUID string, req *dhcpv4.DHCPv4) {
+	ip := req.ClientIPAddr.To4()
+	if req.MessageType() == dhcpv4.MessageTypeRequest {
+		if r := req.RequestedIPAddress().To4(); r != nil && !r.IsUnspecified() {
+			ip = r
+		}
+	}
+	if ip == nil || ip.IsUnspecified() {
+		return
+	}
+	a, _ := netip.AddrFromSlice(ip)
+	s.seenMu.Lock()
+	s.seen[mac] = seenAddr{ip: a, nodeUUID: nodeUUID}
+	s.seenMu.Unlock()
+}
+
+// BootFilesAllowed reports whether client may read the node's own boot
+// files (bootfs.Access): whether the address is leased to one of the
+// node's MACs or, in proxy mode, one of them asked the site's DHCP for it.
+func (s *Server) BootFilesAllowed(ctx context.Context, nodeUUID string, client netip.Addr) (bool, error) {
+	client = client.Unmap()
+	if s.o.Params.Proxy {
+		s.seenMu.Lock()
+		defer s.seenMu.Unlock()
+		for _, a := range s.seen {
+			if a.nodeUUID == nodeUUID && a.ip == client {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
+	defer cancel()
+	all, err := s.o.Store.ListLeases(ctx)
+	if err != nil {
+		return false, fmt.Errorf("list leases: %w", err)
+	}
+	for _, l := range all {
+		if l.NodeUUID == nodeUUID && l.IP == client.String() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // handle answers one request of a known MAC, reading the node afresh.
@@ -306,6 +372,9 @@ func (s *Server) handle(ctx context.Context, p packet) {
 	if err != nil || !Active(n) {
 		s.ignored.Add(1)
 		return
+	}
+	if s.o.Params.Proxy {
+		s.learn(mac, n.UUID, p.req)
 	}
 	var yiaddr net.IP
 	if !s.o.Params.Proxy && needsAddress(p.req.MessageType()) {

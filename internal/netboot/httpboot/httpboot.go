@@ -1,6 +1,7 @@
 // Package httpboot serves [deploy]http_root to iPXE: GET and HEAD of
-// regular files inside the root only, with range requests, and reports
-// fetches of a node's boot files.
+// regular files inside the root only, with range requests, a node's own
+// files only to the addresses Access allows, and reports fetches of a
+// node's boot files.
 package httpboot
 
 import (
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/ferrometal/ferro/internal/netboot/bootfs"
@@ -18,6 +20,9 @@ type Handler struct {
 	Root   *bootfs.Root
 	Prefix string
 	Events bootfs.Events
+	// Access decides whether a client may read a node's own files
+	// (bootfs.Root.Owner); nil lets every client read them.
+	Access bootfs.Access
 	Log    *slog.Logger
 }
 
@@ -63,6 +68,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
+	if node := h.Root.Owner(name); node != "" && h.Access != nil {
+		client, err := clientAddr(r.RemoteAddr)
+		ok := false
+		if err == nil {
+			ok, err = h.Access.BootFilesAllowed(r.Context(), node, client)
+		}
+		if err != nil || !ok {
+			log.Warn("http boot: a node's boot file refused to an address not leased to the node",
+				"path", r.URL.Path, "remote", r.RemoteAddr, "node", node, "error", err)
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+	}
 	sw := &statusWriter{ResponseWriter: w}
 	http.ServeContent(sw, r, fi.Name(), fi.ModTime(), f)
 	if r.Method != http.MethodGet || (sw.status != http.StatusOK && sw.status != http.StatusPartialContent) {
@@ -72,4 +90,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Events.Record(context.WithoutCancel(r.Context()), uuid, phase,
 			fmt.Sprintf("http %s to %s (%d bytes)", name, r.RemoteAddr, sw.bytes))
 	}
+}
+
+// clientAddr is the address of a request's RemoteAddr ("ip:port").
+func clientAddr(remote string) (netip.Addr, error) {
+	ap, err := netip.ParseAddrPort(remote)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("client address %q: %w", remote, err)
+	}
+	return ap.Addr().Unmap(), nil
 }

@@ -96,6 +96,28 @@ func (ns *NS) AddVeth(bridgeEnd, peer string) {
 	ns.MustIP("link", "set", peer, "up")
 }
 
+// AddPeer adds a namespace of its own for a client, joined to the bridge
+// by a veth pair: bridgeEnd here, "eth0" there (up, IPv6 DAD off, no
+// address). The test's cleanup removes it. A client there has its own
+// source address, unlike one in ns, whose packets to the bridge's
+// address come from that address.
+func (ns *NS) AddPeer(bridgeEnd string) *NS {
+	ns.t.Helper()
+	name := "ferro-" + strings.ToLower(rand.Text()[:8])
+	if err := ip_(ns.t, "netns", "add", name); err != nil {
+		ns.t.Fatal(err)
+	}
+	peer := &NS{Name: name, t: ns.t}
+	ns.t.Cleanup(func() { peer.remove() })
+	ns.MustIP("link", "add", bridgeEnd, "type", "veth", "peer", "name", "eth0", "netns", name)
+	ns.MustIP("link", "set", bridgeEnd, "master", ns.Bridge)
+	ns.MustIP("link", "set", bridgeEnd, "up")
+	peer.Sysctl("net.ipv6.conf.eth0.accept_dad", "0")
+	peer.MustIP("link", "set", "lo", "up")
+	peer.MustIP("link", "set", "eth0", "up")
+	return peer
+}
+
 // AddTap adds a tap device on the bridge, for a QEMU -netdev tap.
 func (ns *NS) AddTap(name string) {
 	ns.t.Helper()

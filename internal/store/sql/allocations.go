@@ -5,6 +5,7 @@ import (
 	stdsql "database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -24,21 +25,12 @@ var allocationsTable = &table{
 	defaultDir:  "asc",
 }
 
-var allocationType = objectType[*baremetal.Allocation]{
-	columns: "created_at, body",
-	scan:    scanCreatedBody,
-	decode: func(r *bodyRow, _ interner) (*baremetal.Allocation, error) {
-		a := new(baremetal.Allocation)
-		if err := decodeBody(r.body, a); err != nil {
-			return nil, err
-		}
-		a.CreatedAt = r.createdAt
+var allocationType = bodyType(func(a *baremetal.Allocation) *time.Time { return &a.CreatedAt },
+	func(a *baremetal.Allocation) {
 		emptyJSON(&a.Extra)
 		emptySlice(&a.Traits)
 		emptySlice(&a.CandidateNodes)
-		return a, nil
-	},
-}
+	})
 
 func (db *DB) allocationError(err error, a *baremetal.Allocation) error {
 	return db.writeError(err, "allocation", map[string]string{"uuid": a.UUID, "name": a.Name},

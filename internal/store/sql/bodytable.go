@@ -37,6 +37,25 @@ type bodyTable[T any] struct {
 	insertSQL, updateSQL, getSQL string
 }
 
+// bodyType reads an object kept whole in the body column, with its
+// CreatedAt from the created_at column; fix then makes its nil free-form
+// fields empty, as clients expect them.
+func bodyType[E any](created func(*E) *time.Time, fix func(*E)) objectType[*E] {
+	return objectType[*E]{
+		columns: "created_at, body",
+		scan:    scanCreatedBody,
+		decode: func(r *bodyRow, _ interner) (*E, error) {
+			v := new(E)
+			if err := decodeBody(r.body, v); err != nil {
+				return nil, err
+			}
+			*created(v) = r.createdAt
+			fix(v)
+			return v, nil
+		},
+	}
+}
+
 // newBodyTable completes b's statements.
 func newBodyTable[T any](b *bodyTable[T]) *bodyTable[T] {
 	var ins, set strings.Builder

@@ -17,19 +17,8 @@ var chassisTable = newBodyTable(&bodyTable[*baremetal.Chassis]{
 		defaultSort: "created_at",
 		defaultDir:  "asc",
 	},
-	typ: objectType[*baremetal.Chassis]{
-		columns: "created_at, body",
-		scan:    scanCreatedBody,
-		decode: func(r *bodyRow, _ interner) (*baremetal.Chassis, error) {
-			c := new(baremetal.Chassis)
-			if err := decodeBody(r.body, c); err != nil {
-				return nil, err
-			}
-			c.CreatedAt = r.createdAt
-			emptyJSON(&c.Extra)
-			return c, nil
-		},
-	},
+	typ: bodyType(func(c *baremetal.Chassis) *time.Time { return &c.CreatedAt },
+		func(c *baremetal.Chassis) { emptyJSON(&c.Extra) }),
 	vals: func(*baremetal.Chassis) []any { return nil },
 	meta: func(c *baremetal.Chassis) (*string, *time.Time, **time.Time) {
 		return &c.UUID, &c.CreatedAt, &c.UpdatedAt

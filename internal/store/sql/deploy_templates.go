@@ -17,22 +17,13 @@ var deployTemplatesTable = newBodyTable(&bodyTable[*baremetal.DeployTemplate]{
 		defaultSort: "created_at",
 		defaultDir:  "asc",
 	},
-	typ: objectType[*baremetal.DeployTemplate]{
-		columns: "created_at, body",
-		scan:    scanCreatedBody,
-		decode: func(r *bodyRow, _ interner) (*baremetal.DeployTemplate, error) {
-			dt := new(baremetal.DeployTemplate)
-			if err := decodeBody(r.body, dt); err != nil {
-				return nil, err
-			}
-			dt.CreatedAt = r.createdAt
+	typ: bodyType(func(dt *baremetal.DeployTemplate) *time.Time { return &dt.CreatedAt },
+		func(dt *baremetal.DeployTemplate) {
 			emptyJSON(&dt.Extra)
 			for i := range dt.Steps {
 				emptyJSON(&dt.Steps[i].Args)
 			}
-			return dt, nil
-		},
-	},
+		}),
 	cols: []string{"name"},
 	vals: func(dt *baremetal.DeployTemplate) []any { return []any{dt.Name} },
 	meta: func(dt *baremetal.DeployTemplate) (*string, *time.Time, **time.Time) {

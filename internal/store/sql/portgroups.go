@@ -5,6 +5,7 @@ import (
 	stdsql "database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -24,21 +25,12 @@ var portgroupsTable = &table{
 	defaultDir:  "asc",
 }
 
-var portgroupType = objectType[*baremetal.Portgroup]{
-	columns: "created_at, body",
-	scan:    scanCreatedBody,
-	decode: func(r *bodyRow, _ interner) (*baremetal.Portgroup, error) {
-		pg := new(baremetal.Portgroup)
-		if err := decodeBody(r.body, pg); err != nil {
-			return nil, err
-		}
-		pg.CreatedAt = r.createdAt
+var portgroupType = bodyType(func(pg *baremetal.Portgroup) *time.Time { return &pg.CreatedAt },
+	func(pg *baremetal.Portgroup) {
 		emptyJSON(&pg.Properties)
 		emptyJSON(&pg.Extra)
 		emptyJSON(&pg.InternalInfo)
-		return pg, nil
-	},
-}
+	})
 
 func (db *DB) portgroupError(err error, pg *baremetal.Portgroup) error {
 	return db.writeError(err, "portgroup", map[string]string{"uuid": pg.UUID, "name": pg.Name, "address": pg.Address},

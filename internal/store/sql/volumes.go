@@ -19,19 +19,8 @@ var volumeConnectorsTable = newBodyTable(&bodyTable[*baremetal.VolumeConnector]{
 		defaultSort: "created_at",
 		defaultDir:  "asc",
 	},
-	typ: objectType[*baremetal.VolumeConnector]{
-		columns: "created_at, body",
-		scan:    scanCreatedBody,
-		decode: func(r *bodyRow, _ interner) (*baremetal.VolumeConnector, error) {
-			c := new(baremetal.VolumeConnector)
-			if err := decodeBody(r.body, c); err != nil {
-				return nil, err
-			}
-			c.CreatedAt = r.createdAt
-			emptyJSON(&c.Extra)
-			return c, nil
-		},
-	},
+	typ: bodyType(func(c *baremetal.VolumeConnector) *time.Time { return &c.CreatedAt },
+		func(c *baremetal.VolumeConnector) { emptyJSON(&c.Extra) }),
 	cols: []string{"node_uuid", "type", "connector_id"},
 	vals: func(c *baremetal.VolumeConnector) []any { return []any{c.NodeUUID, c.Type, c.ConnectorID} },
 	meta: func(c *baremetal.VolumeConnector) (*string, *time.Time, **time.Time) {
@@ -53,20 +42,11 @@ var volumeTargetsTable = newBodyTable(&bodyTable[*baremetal.VolumeTarget]{
 		defaultSort: "created_at",
 		defaultDir:  "asc",
 	},
-	typ: objectType[*baremetal.VolumeTarget]{
-		columns: "created_at, body",
-		scan:    scanCreatedBody,
-		decode: func(r *bodyRow, _ interner) (*baremetal.VolumeTarget, error) {
-			vt := new(baremetal.VolumeTarget)
-			if err := decodeBody(r.body, vt); err != nil {
-				return nil, err
-			}
-			vt.CreatedAt = r.createdAt
+	typ: bodyType(func(vt *baremetal.VolumeTarget) *time.Time { return &vt.CreatedAt },
+		func(vt *baremetal.VolumeTarget) {
 			emptyJSON(&vt.Extra)
 			emptyJSON(&vt.Properties)
-			return vt, nil
-		},
-	},
+		}),
 	cols: []string{"node_uuid", "boot_index"},
 	vals: func(vt *baremetal.VolumeTarget) []any { return []any{vt.NodeUUID, vt.BootIndex} },
 	meta: func(vt *baremetal.VolumeTarget) (*string, *time.Time, **time.Time) {

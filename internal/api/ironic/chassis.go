@@ -48,11 +48,8 @@ var chassisResource = &resource[*baremetal.Chassis]{
 	inUse: func(id string) *apiError {
 		return badRequest("Cannot complete the requested action because chassis %s contains nodes.", id)
 	},
-	newT: func() *baremetal.Chassis { return &baremetal.Chassis{} },
-	clone: func(c *baremetal.Chassis) *baremetal.Chassis {
-		n := *c
-		return &n
-	},
+	newT:  func() *baremetal.Chassis { return &baremetal.Chassis{} },
+	clone: clonePtr[baremetal.Chassis],
 	get: func(ctx context.Context, s store.Store, id string) (*baremetal.Chassis, error) {
 		return s.GetChassis(ctx, id)
 	},

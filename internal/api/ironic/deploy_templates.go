@@ -74,11 +74,8 @@ var deployTemplateResource = &resource[*baremetal.DeployTemplate]{
 	conflict: func(dt *baremetal.DeployTemplate) *apiError {
 		return conflict("A deploy template with name %s already exists.", dt.Name)
 	},
-	newT: func() *baremetal.DeployTemplate { return &baremetal.DeployTemplate{} },
-	clone: func(dt *baremetal.DeployTemplate) *baremetal.DeployTemplate {
-		n := *dt
-		return &n
-	},
+	newT:  func() *baremetal.DeployTemplate { return &baremetal.DeployTemplate{} },
+	clone: clonePtr[baremetal.DeployTemplate],
 	get: func(ctx context.Context, s store.Store, ident string) (*baremetal.DeployTemplate, error) {
 		return s.GetDeployTemplate(ctx, ident)
 	},

@@ -70,6 +70,12 @@ type resource[T any] struct {
 	delete func(ctx context.Context, s store.Store, id string) error
 }
 
+// clonePtr is a shallow copy of *v: what a PATCH starts from.
+func clonePtr[E any](v *E) *E {
+	n := *v
+	return &n
+}
+
 // fieldMinOf gives every named field the same microversion.
 func fieldMinOf(minor int, names ...string) map[string]int {
 	m := map[string]int{}

@@ -88,11 +88,8 @@ var volumeConnectors = volumeResource(&resource[*baremetal.VolumeConnector]{
 	conflict: func(c *baremetal.VolumeConnector) *apiError {
 		return conflict("A volume connector with type %s and connector ID %s already exists.", c.Type, c.ConnectorID)
 	},
-	newT: func() *baremetal.VolumeConnector { return &baremetal.VolumeConnector{} },
-	clone: func(c *baremetal.VolumeConnector) *baremetal.VolumeConnector {
-		n := *c
-		return &n
-	},
+	newT:  func() *baremetal.VolumeConnector { return &baremetal.VolumeConnector{} },
+	clone: clonePtr[baremetal.VolumeConnector],
 	get: func(ctx context.Context, s store.Store, id string) (*baremetal.VolumeConnector, error) {
 		return s.GetVolumeConnector(ctx, id)
 	},
@@ -161,11 +158,8 @@ var volumeTargets = volumeResource(&resource[*baremetal.VolumeTarget]{
 	conflict: func(vt *baremetal.VolumeTarget) *apiError {
 		return conflict("A volume target with boot index '%d' for the same node already exists.", vt.BootIndex)
 	},
-	newT: func() *baremetal.VolumeTarget { return &baremetal.VolumeTarget{} },
-	clone: func(vt *baremetal.VolumeTarget) *baremetal.VolumeTarget {
-		n := *vt
-		return &n
-	},
+	newT:  func() *baremetal.VolumeTarget { return &baremetal.VolumeTarget{} },
+	clone: clonePtr[baremetal.VolumeTarget],
 	get: func(ctx context.Context, s store.Store, id string) (*baremetal.VolumeTarget, error) {
 		return s.GetVolumeTarget(ctx, id)
 	},

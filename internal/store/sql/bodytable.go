@@ -14,7 +14,7 @@ import (
 
 // bodyTable is one kind of object kept as a JSON body beside the columns
 // that index it (chassis, deploy templates, volume connectors and
-// targets): its create, get, update and delete are the same statements
+// targets, portgroups, allocations): its create, get, update and delete are the same statements
 // over a different description.
 type bodyTable[T any] struct {
 	*table
@@ -25,6 +25,8 @@ type bodyTable[T any] struct {
 	vals func(v T) []any
 	// meta points at v's UUID and timestamps.
 	meta func(v T) (id *string, created *time.Time, updated **time.Time)
+	// prepare, when set, puts v in its stored form before it is written.
+	prepare func(v T)
 	// byName: get finds the object by UUID or name.
 	byName bool
 	// writeError explains a failed insert or update of v.
@@ -90,6 +92,9 @@ func (b *bodyTable[T]) create(ctx context.Context, db *DB, v T) error {
 	}
 	*created = normTime(*created)
 	*updated = normTimePtr(*updated)
+	if b.prepare != nil {
+		b.prepare(v)
+	}
 	body, err := encodeBody(v)
 	if err != nil {
 		return fmt.Errorf("create %s %s: %w", b.kind, *id, err)
@@ -119,6 +124,9 @@ func (b *bodyTable[T]) update(ctx context.Context, db *DB, v T) error {
 	id, created, updated := b.meta(v)
 	now := db.stamp()
 	*updated = &now
+	if b.prepare != nil {
+		b.prepare(v)
+	}
 	body, err := encodeBody(v)
 	if err != nil {
 		return fmt.Errorf("update %s %s: %w", b.kind, *id, err)

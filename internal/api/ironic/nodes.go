@@ -322,11 +322,7 @@ func (s *server) listNodes(rq *request, detailPath bool) error {
 	if detailPath {
 		resource = "nodes/detail"
 	}
-	if next := rq.nextLink(resource, p, len(nodes), last, extra...); next != "" {
-		js.b = append(js.b, `, "next": `...)
-		js.b = appendString(js.b, next)
-	}
-	js.b = append(js.b, '}')
+	js.b = appendListEnd(js.b, rq.nextLink(resource, p, len(nodes), last, extra...))
 	return js.end()
 }
 

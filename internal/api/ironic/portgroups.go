@@ -154,11 +154,7 @@ func (s *server) listPortgroups(rq *request, detailPath bool) error {
 		resource += "/detail"
 	}
 	extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields", "detail")
-	if next := rq.nextLink(resource, p, len(pgs), last, extra...); next != "" {
-		b = append(b, `, "next": `...)
-		b = appendString(b, next)
-	}
-	return rq.writeJSON(http.StatusOK, append(b, '}'))
+	return rq.writeJSON(http.StatusOK, appendListEnd(b, rq.nextLink(resource, p, len(pgs), last, extra...)))
 }
 
 // getPortgroup is GET /v1/portgroups/{portgroup}.
@@ -380,11 +376,7 @@ func (s *server) patchPortgroup(rq *request) error {
 	if _, err := rq.queryArgs(); err != nil {
 		return err
 	}
-	body, err := rq.readBody()
-	if err != nil {
-		return err
-	}
-	ops, err := parsePatch(body)
+	ops, err := rq.readPatch()
 	if err != nil {
 		return err
 	}

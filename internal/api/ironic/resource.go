@@ -260,11 +260,7 @@ func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) err
 			resource += "/detail"
 		}
 		extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields", "detail")
-		if next := rq.nextLink(resource, p, len(items), last, extra...); next != "" {
-			js.b = append(js.b, `, "next": `...)
-			js.b = appendString(js.b, next)
-		}
-		js.b = append(js.b, '}')
+		js.b = appendListEnd(js.b, rq.nextLink(resource, p, len(items), last, extra...))
 		return js.end()
 	}
 }
@@ -367,11 +363,7 @@ func (r *resource[T]) patchHandler(s *server) func(*request) error {
 		if err != nil {
 			return err
 		}
-		body, err := rq.readBody()
-		if err != nil {
-			return err
-		}
-		ops, err := parsePatch(body)
+		ops, err := rq.readPatch()
 		if err != nil {
 			return err
 		}

@@ -170,14 +170,9 @@ func (s *server) getPortgroup(rq *request) error {
 	if err != nil {
 		return err
 	}
-	fields := a.stringList("fields")
-	if fields != nil {
-		if rq.minor < v8FieldsSubset {
-			return notAcceptable()
-		}
-		if err := checkFields(fields, rq.minor, portgroupFieldMin); err != nil {
-			return err
-		}
+	fields, err := rq.itemFields(a, portgroupFieldMin)
+	if err != nil {
+		return err
 	}
 	return rq.writeJSON(http.StatusOK, appendPortgroup(make([]byte, 0, 1024), pg, rq.minor, rq.base, newFieldSet(fields)))
 }

@@ -213,14 +213,9 @@ func (s *server) getPort(rq *request) error {
 		}
 		return err
 	}
-	fields := a.stringList("fields")
-	if fields != nil {
-		if rq.minor < v8FieldsSubset {
-			return notAcceptable()
-		}
-		if err := checkFields(fields, rq.minor, portFieldMin); err != nil {
-			return err
-		}
+	fields, err := rq.itemFields(a, portFieldMin)
+	if err != nil {
+		return err
 	}
 	return rq.writeJSON(http.StatusOK, appendPort(make([]byte, 0, 1024), p, rq.minor, rq.base, newFieldSet(fields)))
 }

@@ -276,14 +276,9 @@ func (r *resource[T]) getHandler(s *server) func(*request) error {
 		if err != nil {
 			return err
 		}
-		fields := a.stringList("fields")
-		if fields != nil {
-			if rq.minor < v8FieldsSubset {
-				return notAcceptable()
-			}
-			if err := checkFields(fields, rq.minor, r.fieldMin); err != nil {
-				return err
-			}
+		fields, err := rq.itemFields(a, r.fieldMin)
+		if err != nil {
+			return err
 		}
 		return rq.writeJSON(http.StatusOK, r.appendOne(make([]byte, 0, 512), v, rq.base, newFieldSet(fields)))
 	}

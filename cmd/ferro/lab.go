@@ -75,12 +75,7 @@ func labCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	if *kernel == "" {
 		fmt.Fprintln(stdout, "ferro lab: building the deploy ramdisk (Debian's kernel, fetched once and cached)…")
-		o := ramdisk.BuildOptions{OutDir: filepath.Join(*dir, "ramdisk")}
-		if c, err := os.UserCacheDir(); err == nil {
-			o.CacheDir = filepath.Join(c, "ferro", "kernels")
-		} else {
-			o.CacheDir = filepath.Join(os.TempDir(), "ferro-kernels")
-		}
+		o := ramdisk.BuildOptions{OutDir: filepath.Join(*dir, "ramdisk"), CacheDir: ramdisk.DefaultKernelCache()}
 		if p := filepath.Join(filepath.Dir(exe), "ferro-agent"); isFile(p) {
 			if err := checkStatic(p); err != nil {
 				return fail(err)

@@ -73,11 +73,7 @@ func ramdiskCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		o.Kernel = k
 	}
 	if o.CacheDir == "" {
-		c, err := os.UserCacheDir()
-		if err != nil {
-			c = os.TempDir()
-		}
-		o.CacheDir = filepath.Join(c, "ferro", "kernels")
+		o.CacheDir = ramdisk.DefaultKernelCache()
 	}
 	if *modules != "" {
 		o.Modules = splitComma(*modules)

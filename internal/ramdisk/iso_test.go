@@ -1,4 +1,4 @@
-package ramdisk
+package ramdisk_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ferrometal/ferro/internal/ramdisk"
 	"github.com/ferrometal/ferro/internal/testing/boottest"
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 )
@@ -18,7 +19,7 @@ import (
 func TestBuildISO_RefusesUnsafeCmdline(t *testing.T) {
 	dir := t.TempDir()
 	for _, bad := range []string{"a=\"b\"", "x=$y", "a;b", "a\nb", "x={}", "é"} {
-		err := BuildISO(context.Background(), filepath.Join(dir, "x.iso"), ISOOptions{Kernel: "/nonexistent", Initramfs: "/nonexistent", Cmdline: bad})
+		err := ramdisk.BuildISO(context.Background(), filepath.Join(dir, "x.iso"), ramdisk.ISOOptions{Kernel: "/nonexistent", Initramfs: "/nonexistent", Cmdline: bad})
 		if err == nil || !strings.Contains(err.Error(), "kernel command line") {
 			t.Errorf("cmdline %q: got %v, want a command line error", bad, err)
 		}
@@ -32,7 +33,7 @@ func TestBuildISO_MissingLoaderNamesPackage(t *testing.T) {
 	dir := t.TempDir()
 	k := filepath.Join(dir, "k")
 	os.WriteFile(k, []byte("kernel"), 0o644)
-	err := BuildISO(context.Background(), filepath.Join(dir, "x.iso"), ISOOptions{Kernel: k, Initramfs: k, ISOLINUX: filepath.Join(dir, "none"), BIOS: true})
+	err := ramdisk.BuildISO(context.Background(), filepath.Join(dir, "x.iso"), ramdisk.ISOOptions{Kernel: k, Initramfs: k, ISOLINUX: filepath.Join(dir, "none"), BIOS: true})
 	if err == nil || !strings.Contains(err.Error(), "Debian package isolinux") {
 		t.Fatalf("got %v, want an error naming the isolinux package", err)
 	}
@@ -53,7 +54,7 @@ func TestBuildISO_Layout(t *testing.T) {
 	os.WriteFile(i, bytes.Repeat([]byte("I"), 7000), 0o644)
 	out := filepath.Join(dir, "r.iso")
 	cmdline := "console=ttyS0 ipa-inspection-callback-url=http://192.0.2.1:5050/v1/continue ferro-inspection-token=abc"
-	if err := BuildISO(context.Background(), out, ISOOptions{Kernel: k, Initramfs: i, Cmdline: cmdline}); err != nil {
+	if err := ramdisk.BuildISO(context.Background(), out, ramdisk.ISOOptions{Kernel: k, Initramfs: i, Cmdline: cmdline}); err != nil {
 		t.Fatal(err)
 	}
 	run := func(args ...string) string {
@@ -104,7 +105,7 @@ func TestBuildISO_BootsInQEMU(t *testing.T) {
 	marker := "ferro-iso-" + strings.ToLower(rand.Text()[:10])
 	iso := filepath.Join(dir, "boot.iso")
 	cmdline := "console=ttyS0 panic=-1 ferro.marker=" + marker
-	if err := BuildISO(context.Background(), iso, ISOOptions{Kernel: kernel, Initramfs: initrd, Cmdline: cmdline}); err != nil {
+	if err := ramdisk.BuildISO(context.Background(), iso, ramdisk.ISOOptions{Kernel: kernel, Initramfs: initrd, Cmdline: cmdline}); err != nil {
 		t.Fatal(err)
 	}
 	for _, fw := range []struct {
@@ -126,7 +127,7 @@ func TestBuildISO_BootsInQEMU(t *testing.T) {
 
 func requireLoaders(t *testing.T) {
 	t.Helper()
-	for _, p := range []string{DebianISOLINUX, DebianLDLINUX, DebianGRUBEFI} {
+	for _, p := range []string{ramdisk.DebianISOLINUX, ramdisk.DebianLDLINUX, ramdisk.DebianGRUBEFI} {
 		if _, err := os.Stat(p); err != nil {
 			ferrotest.SkipOrFail(t, "%s missing (Debian packages isolinux, syslinux-common, grub-efi-amd64-bin; .ci/run installs them)", p)
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 )
 
 // Kernel is a kernel image and its module tree.
@@ -22,12 +23,26 @@ type Kernel struct {
 // Debian kernel.
 const DebianMetaPackage = "linux-image-amd64"
 
+// DefaultKernelCache is where Debian's kernel is kept unless told
+// otherwise: ferro/kernels under the user cache directory (else the
+// temporary directory). `ferro ramdisk build`, `ferro lab` and the boot
+// tests share it, so a machine downloads each kernel once.
+func DefaultKernelCache() string {
+	c, err := os.UserCacheDir()
+	if err != nil {
+		c = os.TempDir()
+	}
+	return filepath.Join(c, "ferro", "kernels")
+}
+
 var debVersionRe = regexp.MustCompile(`^[0-9][0-9A-Za-z.+~-]*$`)
 
 // FetchDebianKernel returns Debian's linux-image-<version> unpacked under
 // cacheDir, downloading it with `apt-get download` and unpacking it with
 // `dpkg-deb -x` (neither needs root) when it is not cached yet. An empty
-// version means the one linux-image-amd64 depends on.
+// version means the one linux-image-amd64 depends on. Concurrent calls, in
+// this process or others (test packages run in parallel), fetch it once:
+// the others wait for the first.
 func FetchDebianKernel(ctx context.Context, cacheDir, version string) (*Kernel, error) {
 	if version == "" {
 		v, err := debianKernelVersion(ctx)
@@ -45,11 +60,23 @@ func FetchDebianKernel(ctx context.Context, cacheDir, version string) (*Kernel, 
 		ModulesDir: filepath.Join(dir, "root/lib/modules", version),
 		Version:    version,
 	}
-	if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
+	complete := func() bool {
+		_, err := os.Stat(filepath.Join(dir, ".complete"))
+		return err == nil
+	}
+	if complete() {
 		return k, nil
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return nil, fmt.Errorf("kernel cache: %w", err)
+	}
+	unlock, err := lockCache(cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if complete() { // fetched while this call waited
+		return k, nil
 	}
 	tmp, err := os.MkdirTemp(cacheDir, ".fetch-")
 	if err != nil {
@@ -81,6 +108,27 @@ func FetchDebianKernel(ctx context.Context, cacheDir, version string) (*Kernel, 
 		return nil, fmt.Errorf("unpacked %s: %w", pkg, err)
 	}
 	return k, nil
+}
+
+// lockCache takes the cache directory's lock, an flock(2) on its .lock
+// file, which holds between processes and between calls of one process
+// alike (each opens the file anew); the kernel frees it if the process dies.
+func lockCache(cacheDir string) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(cacheDir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("kernel cache lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("kernel cache lock: %w", err)
+	}
+	return func() { f.Close() }, nil // closing the file releases the lock
 }
 
 // debianKernelVersion asks apt which linux-image-<version> the meta package

@@ -164,11 +164,7 @@ func (s *server) listAllocations(rq *request) error {
 		last = allocs[len(allocs)-1].UUID
 	}
 	extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields")
-	if next := rq.nextLink("allocations", p, len(allocs), last, extra...); next != "" {
-		b = append(b, `, "next": `...)
-		b = appendString(b, next)
-	}
-	return rq.writeJSON(http.StatusOK, append(b, '}'))
+	return rq.writeJSON(http.StatusOK, appendListEnd(b, rq.nextLink("allocations", p, len(allocs), last, extra...)))
 }
 
 // getAllocation is GET /v1/allocations/{allocation}.
@@ -394,11 +390,7 @@ func (s *server) patchAllocation(rq *request) error {
 	if err != nil {
 		return err
 	}
-	body, err := rq.readBody()
-	if err != nil {
-		return err
-	}
-	ops, err := parsePatch(body)
+	ops, err := rq.readPatch()
 	if err != nil {
 		return err
 	}

@@ -187,11 +187,7 @@ func (s *server) listConductors(rq *request) error {
 	if len(list) > 0 {
 		last = list[len(list)-1].Hostname
 	}
-	if next := rq.nextLink("conductors", p, len(list), last); next != "" {
-		b = append(b, `, "next": `...)
-		b = appendString(b, next)
-	}
-	return rq.writeJSON(http.StatusOK, append(b, '}'))
+	return rq.writeJSON(http.StatusOK, appendListEnd(b, rq.nextLink("conductors", p, len(list), last)))
 }
 
 // getConductor is GET /v1/conductors/{hostname} (1.49).

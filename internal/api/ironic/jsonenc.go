@@ -345,6 +345,16 @@ func appendLinks(b []byte, base, resource, args string) []byte {
 	return appendSubLinks(b, base, resource, args, "")
 }
 
+// appendListEnd closes a list's body: its next link, when it has one,
+// and the brace.
+func appendListEnd(b []byte, next string) []byte {
+	if next != "" {
+		b = append(b, `, "next": `...)
+		b = appendString(b, next)
+	}
+	return append(b, '}')
+}
+
 // appendSubLinks is appendLinks for <args><suffix>, without building the
 // joined string.
 func appendSubLinks(b []byte, base, resource, args, suffix string) []byte {

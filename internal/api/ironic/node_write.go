@@ -100,11 +100,7 @@ func (s *server) patchNode(rq *request) error {
 	if reset != nil && rq.minor < v45ResetInterfaces {
 		return notAcceptable()
 	}
-	body, err := rq.readBody()
-	if err != nil {
-		return err
-	}
-	ops, err := parsePatch(body)
+	ops, err := rq.readPatch()
 	if err != nil {
 		return err
 	}

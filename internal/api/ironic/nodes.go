@@ -246,12 +246,13 @@ func (s *server) listNodes(rq *request, detailPath bool) error {
 	if err != nil {
 		return err
 	}
-	if parent := rq.r.PathValue("chassis"); parent != "" {
+	if rq.r.PathValue("chassis") != "" {
 		// GET /v1/chassis/{chassis}/nodes.
-		if !isUUIDLike(parent) {
-			return invalidInput("chassis_uuid", parent, "Expected a UUID but received "+parent+".")
+		id, err := chassisResource.ident(rq)
+		if err != nil {
+			return err
 		}
-		c, err := s.lookupChassis(rq.ctx(), s.store, parent)
+		c, err := chassisResource.lookup(rq.ctx(), s.store, id)
 		if err != nil {
 			return err
 		}
@@ -321,11 +322,7 @@ func (s *server) listNodes(rq *request, detailPath bool) error {
 	if detailPath {
 		resource = "nodes/detail"
 	}
-	if next := rq.nextLink(resource, p, len(nodes), last, extra...); next != "" {
-		js.b = append(js.b, `, "next": `...)
-		js.b = appendString(js.b, next)
-	}
-	js.b = append(js.b, '}')
+	js.b = appendListEnd(js.b, rq.nextLink(resource, p, len(nodes), last, extra...))
 	return js.end()
 }
 

@@ -21,6 +21,15 @@ type patchOp struct {
 
 var patchPathRE = regexp.MustCompile(`^(/[\w-]+)+$`)
 
+// readPatch reads a request's body as a JSON Patch.
+func (rq *request) readPatch() ([]patchOp, error) {
+	body, err := rq.readBody()
+	if err != nil {
+		return nil, err
+	}
+	return parsePatch(body)
+}
+
 // parsePatch decodes and checks a PATCH body as Ironic's args.patch schema.
 func parsePatch(body []byte) ([]patchOp, error) {
 	v, err := decodeJSON(body)

@@ -154,11 +154,7 @@ func (s *server) listPortgroups(rq *request, detailPath bool) error {
 		resource += "/detail"
 	}
 	extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields", "detail")
-	if next := rq.nextLink(resource, p, len(pgs), last, extra...); next != "" {
-		b = append(b, `, "next": `...)
-		b = appendString(b, next)
-	}
-	return rq.writeJSON(http.StatusOK, append(b, '}'))
+	return rq.writeJSON(http.StatusOK, appendListEnd(b, rq.nextLink(resource, p, len(pgs), last, extra...)))
 }
 
 // getPortgroup is GET /v1/portgroups/{portgroup}.
@@ -174,14 +170,9 @@ func (s *server) getPortgroup(rq *request) error {
 	if err != nil {
 		return err
 	}
-	fields := a.stringList("fields")
-	if fields != nil {
-		if rq.minor < v8FieldsSubset {
-			return notAcceptable()
-		}
-		if err := checkFields(fields, rq.minor, portgroupFieldMin); err != nil {
-			return err
-		}
+	fields, err := rq.itemFields(a, portgroupFieldMin)
+	if err != nil {
+		return err
 	}
 	return rq.writeJSON(http.StatusOK, appendPortgroup(make([]byte, 0, 1024), pg, rq.minor, rq.base, newFieldSet(fields)))
 }
@@ -380,11 +371,7 @@ func (s *server) patchPortgroup(rq *request) error {
 	if _, err := rq.queryArgs(); err != nil {
 		return err
 	}
-	body, err := rq.readBody()
-	if err != nil {
-		return err
-	}
-	ops, err := parsePatch(body)
+	ops, err := rq.readPatch()
 	if err != nil {
 		return err
 	}

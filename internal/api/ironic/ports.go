@@ -192,11 +192,7 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 		resource += "/detail"
 	}
 	extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields", "detail")
-	if next := rq.nextLink(resource, p, len(ports), last, extra...); next != "" {
-		js.b = append(js.b, `, "next": `...)
-		js.b = appendString(js.b, next)
-	}
-	js.b = append(js.b, '}')
+	js.b = appendListEnd(js.b, rq.nextLink(resource, p, len(ports), last, extra...))
 	return js.end()
 }
 
@@ -217,14 +213,9 @@ func (s *server) getPort(rq *request) error {
 		}
 		return err
 	}
-	fields := a.stringList("fields")
-	if fields != nil {
-		if rq.minor < v8FieldsSubset {
-			return notAcceptable()
-		}
-		if err := checkFields(fields, rq.minor, portFieldMin); err != nil {
-			return err
-		}
+	fields, err := rq.itemFields(a, portFieldMin)
+	if err != nil {
+		return err
 	}
 	return rq.writeJSON(http.StatusOK, appendPort(make([]byte, 0, 1024), p, rq.minor, rq.base, newFieldSet(fields)))
 }
@@ -557,11 +548,7 @@ func (s *server) patchPort(rq *request) error {
 	if !isUUIDLike(id) {
 		return badRequest("Invalid input for field/attribute port_uuid. Value: '%s'. Expected a UUID but received %s.", id, id)
 	}
-	body, err := rq.readBody()
-	if err != nil {
-		return err
-	}
-	ops, err := parsePatch(body)
+	ops, err := rq.readPatch()
 	if err != nil {
 		return err
 	}

@@ -309,6 +309,19 @@ func checkFields(fields []string, minor int, fieldMin map[string]int) error {
 	return nil
 }
 
+// itemFields is the fields argument of a GET of one object (1.8), checked
+// against fieldMin; nil when absent.
+func (rq *request) itemFields(a args, fieldMin map[string]int) ([]string, error) {
+	fields := a.stringList("fields")
+	if fields == nil {
+		return nil, nil
+	}
+	if rq.minor < v8FieldsSubset {
+		return nil, notAcceptable()
+	}
+	return fields, checkFields(fields, rq.minor, fieldMin)
+}
+
 // sortAndFields gates the sort key by its field's microversion and applies
 // the fields parameter (a /detail list always shows every field), for the
 // ports and portgroups lists.

@@ -1,6 +1,6 @@
 // Package boottest gives boot tests what they need to boot something real:
 // the Debian kernel (downloaded once with apt-get and cached under the
-// user cache directory), a tiny initramfs whose /init prints a marker from
+// user cache directory, by package ramdisk), a tiny initramfs whose /init prints a marker from
 // the kernel command line and powers off, and a QEMU runner that waits for
 // a line on the serial console.
 package boottest
@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ferrometal/ferro/internal/ramdisk"
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 )
 
@@ -26,75 +27,18 @@ import (
 // for the kernel parameter ferro.marker=<v>.
 const MarkerPrefix = "FERRO-INIT "
 
-var kernelMu sync.Mutex
-
 // DebianKernel returns the path of the kernel of Debian's linux-image-amd64,
-// fetched with `apt-get download` and `dpkg-deb -x` into the user cache
-// directory the first time.
+// fetched by ramdisk.FetchDebianKernel into ramdisk.DefaultKernelCache the
+// first time: the cache `ferro ramdisk build` and the VM lanes use too.
 func DebianKernel(t testing.TB) string {
 	t.Helper()
-	kernelMu.Lock()
-	defer kernelMu.Unlock()
-	apt := ferrotest.RequireTool(t, "apt-get")
+	ferrotest.RequireTool(t, "apt-get")
 	ferrotest.RequireTool(t, "dpkg-deb")
-	out, err := exec.Command("apt-cache", "depends", "linux-image-amd64").Output()
+	k, err := ramdisk.FetchDebianKernel(t.Context(), ramdisk.DefaultKernelCache(), "")
 	if err != nil {
-		ferrotest.SkipOrFail(t, "apt-cache depends linux-image-amd64: %v", err)
+		ferrotest.SkipOrFail(t, "Debian kernel: %v", err)
 	}
-	var pkg string
-	for _, l := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(l); len(f) == 2 && f[0] == "Depends:" && strings.HasPrefix(f[1], "linux-image-") {
-			pkg = f[1]
-		}
-	}
-	if pkg == "" {
-		ferrotest.SkipOrFail(t, "cannot tell which kernel linux-image-amd64 is:\n%s", out)
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "ferro", "kernel", pkg)
-	vmlinuz := filepath.Join(dir, "vmlinuz")
-	if _, err := os.Stat(vmlinuz); err == nil {
-		return vmlinuz
-	}
-	tmp, err := os.MkdirTemp("", "ferro-kernel-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	cmd := exec.Command(apt, "download", pkg)
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		ferrotest.SkipOrFail(t, "apt-get download %s: %v\n%s", pkg, err, out)
-	}
-	debs, _ := filepath.Glob(filepath.Join(tmp, "*.deb"))
-	if len(debs) != 1 {
-		t.Fatalf("apt-get download %s gave %v", pkg, debs)
-	}
-	root := filepath.Join(tmp, "root")
-	if out, err := exec.Command("dpkg-deb", "-x", debs[0], root).CombinedOutput(); err != nil {
-		t.Fatalf("dpkg-deb -x: %v\n%s", err, out)
-	}
-	kernels, _ := filepath.Glob(filepath.Join(root, "boot", "vmlinuz-*"))
-	if len(kernels) != 1 {
-		t.Fatalf("no kernel in %s", pkg)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(kernels[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(vmlinuz+".tmp", b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(vmlinuz+".tmp", vmlinuz); err != nil {
-		t.Fatal(err)
-	}
-	return vmlinuz
+	return k.Image
 }
 
 const initSource = `package main

@@ -1,0 +1,490 @@
+package ironic
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/store"
+)
+
+// resource describes one of the simple REST resources (chassis, deploy
+// templates, volume connectors and targets): they share every list, show,
+// create, PATCH and delete step, and differ only in what this description
+// says. A new field is a change to the description alone.
+type resource[T any] struct {
+	path     string // below /v1: "chassis", "volume/connectors"; the links' resource
+	key      string // the list's key: "chassis", "connectors"
+	what     string // the body's name in schema errors: "chassis", "connector"
+	noun     string // "volume connector", for messages
+	wildcard string // the route's name for the identifier: "chassis", "volume"
+	// minVersion is the microversion the resource appeared in: below it
+	// every route answers 404.
+	minVersion int
+	// idField names the identifier in the error for one that is not a
+	// UUID; byName accepts a name too (never an error then).
+	idField string
+	byName  bool
+	// asWritten: a not-found error names the UUID as the client wrote it,
+	// not in canonical form.
+	asWritten bool
+
+	defaults    []string // a list's fields when fields is not given
+	invalidSort []string
+	fieldMin    map[string]int
+	internal    []string // what a PATCH may not touch
+	mandatory   []string // what a PATCH may not remove
+	subLinks    []string // sub-resources a full view links to: "nodes"
+
+	// view writes the fields (all of them when fs is nil), links apart.
+	view func(o *objWriter, v T, fs fieldSet)
+	// doc is v as the document a PATCH applies to; check validates a
+	// created or patched document and fills v from it, but for the UUID
+	// (docUUID's, set by setNew).
+	doc   func(v T) map[string]any
+	check func(doc map[string]any, v T) error
+	uuid  func(v T) string
+	// setNew gives a new v its UUID and creation time.
+	setNew func(v T, id string, now time.Time)
+	// node is the node v belongs to, nil for resources that belong to
+	// none: a node's resources change under its lock, only while it is
+	// powered off, and are listed per node too.
+	node func(v T) string
+	// conflict words a store conflict other than a taken UUID, inUse a
+	// refused delete; nil when the store cannot answer either.
+	conflict func(v T) *apiError
+	inUse    func(id string) *apiError
+
+	newT   func() T
+	clone  func(v T) T
+	get    func(ctx context.Context, s store.Store, id string) (T, error)
+	list   func(ctx context.Context, s store.Store, p store.Page, node string) ([]T, error)
+	create func(ctx context.Context, s store.Store, v T) error
+	update func(ctx context.Context, s store.Store, v T) error
+	delete func(ctx context.Context, s store.Store, id string) error
+}
+
+// clonePtr is a shallow copy of *v: what a PATCH starts from.
+func clonePtr[E any](v *E) *E {
+	n := *v
+	return &n
+}
+
+// fieldMinOf gives every named field the same microversion.
+func fieldMinOf(minor int, names ...string) map[string]int {
+	m := map[string]int{}
+	for _, n := range names {
+		m[n] = minor
+	}
+	return m
+}
+
+func appendStamps(o *objWriter, created time.Time, updated *time.Time, fs fieldSet) {
+	if fs.want("created_at") {
+		o.key("created_at")
+		o.b = appendTime(o.b, created)
+	}
+	if fs.want("updated_at") {
+		o.key("updated_at")
+		o.b = appendNullTime(o.b, updated)
+	}
+}
+
+func (r *resource[T]) notFound(id string) *apiError {
+	return notFound("%s%s %s could not be found.", strings.ToUpper(r.noun[:1]), r.noun[1:], id)
+}
+
+func (r *resource[T]) uuidConflict(v T) *apiError {
+	return conflict("A %s with UUID %s already exists.", r.noun, r.uuid(v))
+}
+
+// storeConflict words a store conflict on v.
+func (r *resource[T]) storeConflict(v T) *apiError {
+	if r.conflict == nil {
+		return r.uuidConflict(v)
+	}
+	return r.conflict(v)
+}
+
+func (r *resource[T]) appendOne(b []byte, v T, base string, fs fieldSet) []byte {
+	o := newObj(b)
+	r.view(&o, v, fs)
+	o.key("links")
+	o.b = appendLinks(o.b, base, r.path, r.uuid(v))
+	if fs == nil {
+		for _, sub := range r.subLinks {
+			o.key(sub)
+			o.b = appendSubLinks(o.b, base, r.path, r.uuid(v), "/"+sub)
+		}
+	}
+	return o.end()
+}
+
+// ident checks the identifier path segment.
+func (r *resource[T]) ident(rq *request) (string, error) {
+	id := rq.r.PathValue(r.wildcard)
+	switch {
+	case !isUUIDLike(id) && r.byName:
+		return id, nil
+	case !isUUIDLike(id):
+		return "", invalidInput(r.idField, id, "Expected a UUID but received "+id+".")
+	case r.asWritten:
+		return id, nil
+	}
+	return canonicalUUID(id), nil
+}
+
+// target checks a request for one item, its microversion and query
+// (allowed are the arguments it may have), and returns the item's
+// identifier.
+func (r *resource[T]) target(rq *request, allowed ...string) (string, args, error) {
+	if rq.minor < r.minVersion {
+		return "", args{}, resourceNotFound()
+	}
+	a, err := rq.queryArgs(allowed...)
+	if err != nil {
+		return "", args{}, err
+	}
+	id, err := r.ident(rq)
+	if err != nil {
+		return "", args{}, err
+	}
+	return id, a, nil
+}
+
+func (r *resource[T]) lookup(ctx context.Context, tx store.Store, id string) (T, error) {
+	key := id
+	if isUUIDLike(id) {
+		key = canonicalUUID(id)
+	}
+	v, err := r.get(ctx, tx, key)
+	if err != nil {
+		var zero T
+		if errors.Is(err, store.ErrNotFound) {
+			return zero, r.notFound(id)
+		}
+		return zero, err
+	}
+	return v, nil
+}
+
+// within runs fn where changes to v are made: under the lock of v's node,
+// which it is given, or in a transaction (node nil).
+func (r *resource[T]) within(ctx context.Context, s *server, v T, fn func(ctx context.Context, tx store.Store, n *baremetal.Node) error) error {
+	if r.node != nil {
+		return s.cond.WithNodeLock(ctx, r.node(v), fn)
+	}
+	return s.store.InTx(ctx, func(tx store.Store) error { return fn(ctx, tx, nil) })
+}
+
+// listHandler serves GET /v1/<path>[/detail] and, for a node's resources,
+// /v1/nodes/{node}/<path>[/detail].
+func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) error {
+	return func(rq *request) error {
+		if rq.minor < r.minVersion {
+			return resourceNotFound()
+		}
+		allowed := []string{"marker", "limit", "sort_key", "sort_dir"}
+		if !detailPath {
+			allowed = append(allowed, "fields", "detail")
+		}
+		if r.node != nil {
+			allowed = append(allowed, "node")
+		}
+		a, err := rq.queryArgs(allowed...)
+		if err != nil {
+			return err
+		}
+		p, err := s.paging(a, r.invalidSort, false)
+		if err != nil {
+			return err
+		}
+		if err := rq.sortAndFields(a, &p, r.fieldMin, r.defaults, detailPath); err != nil {
+			return err
+		}
+		var nodeUUID, parent string
+		if r.node != nil {
+			nodeIdent := a.str("node")
+			parent = rq.r.PathValue("node")
+			if parent != "" {
+				if nodeIdent != "" {
+					return newError(http.StatusForbidden, "Operation not permitted.")
+				}
+				nodeIdent = parent
+			}
+			if nodeIdent != "" {
+				n, err := s.lookupNode(rq.ctx(), s.store, nodeIdent, rq.minor)
+				if err != nil {
+					return err
+				}
+				nodeUUID = n.UUID
+			}
+		}
+		if err := checkMarker(rq.ctx(), p.page.Marker, func(ctx context.Context, id string) (T, error) {
+			return r.get(ctx, s.store, id)
+		}, r.notFound); err != nil {
+			return err
+		}
+		items, err := r.list(rq.ctx(), s.store, p.page, nodeUUID)
+		if err != nil {
+			return err
+		}
+		fs := newFieldSet(p.fields)
+		js := rq.streamJSON(http.StatusOK)
+		js.b = append(js.b, `{"`...)
+		js.b = append(js.b, r.key...)
+		js.b = append(js.b, `": [`...)
+		for i, v := range items {
+			if i > 0 {
+				js.b = append(js.b, ", "...)
+			}
+			js.b = r.appendOne(js.b, v, rq.base, fs)
+			js.flush()
+		}
+		js.b = append(js.b, ']')
+		var last string
+		if len(items) > 0 {
+			last = r.uuid(items[len(items)-1])
+		}
+		resource := r.path
+		if parent != "" {
+			resource = "nodes/" + parent + "/" + r.path
+		}
+		if detailPath {
+			resource += "/detail"
+		}
+		extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields", "detail")
+		js.b = appendListEnd(js.b, rq.nextLink(resource, p, len(items), last, extra...))
+		return js.end()
+	}
+}
+
+// getHandler serves GET /v1/<path>/{id}.
+func (r *resource[T]) getHandler(s *server) func(*request) error {
+	return func(rq *request) error {
+		id, a, err := r.target(rq, "fields")
+		if err != nil {
+			return err
+		}
+		v, err := r.lookup(rq.ctx(), s.store, id)
+		if err != nil {
+			return err
+		}
+		fields, err := rq.itemFields(a, r.fieldMin)
+		if err != nil {
+			return err
+		}
+		return rq.writeJSON(http.StatusOK, r.appendOne(make([]byte, 0, 512), v, rq.base, newFieldSet(fields)))
+	}
+}
+
+// createHandler serves POST /v1/<path>.
+func (r *resource[T]) createHandler(s *server) func(*request) error {
+	return func(rq *request) error {
+		if rq.minor < r.minVersion {
+			return resourceNotFound()
+		}
+		doc, err := rq.createBody(r.what)
+		if err != nil {
+			return err
+		}
+		v := r.newT()
+		if err := r.check(doc, v); err != nil {
+			return err
+		}
+		id, err := docUUID(doc)
+		if err != nil {
+			return err
+		}
+		if id == "" {
+			id = uuid.NewString()
+		}
+		r.setNew(v, id, s.now().UTC())
+		err = r.within(rq.ctx(), s, v, func(ctx context.Context, tx store.Store, _ *baremetal.Node) error {
+			if _, err := r.get(ctx, tx, id); err == nil {
+				return r.uuidConflict(v)
+			}
+			if err := r.create(ctx, tx, v); err != nil {
+				if errors.Is(err, store.ErrConflict) {
+					return r.storeConflict(v)
+				}
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			if r.node != nil && errors.Is(err, store.ErrNotFound) && !isAPIError(err) {
+				return badRequest("Node %s could not be found.", r.node(v))
+			}
+			return err
+		}
+		rq.location(r.path + "/" + id)
+		return rq.writeJSON(http.StatusCreated, r.appendOne(make([]byte, 0, 512), v, rq.base, nil))
+	}
+}
+
+// docUUID is the UUID a create document asks for, in canonical form; ""
+// when it asks for none.
+func docUUID(doc map[string]any) (string, error) {
+	id := strField(doc["uuid"])
+	if id == "" {
+		return "", nil
+	}
+	if !isUUIDLike(id) {
+		return "", invalidInput("uuid", id, "Expected a UUID but received "+id+".")
+	}
+	return canonicalUUID(id), nil
+}
+
+// mustBePoweredOff is the conductor's check before a resource of a node
+// changes or goes.
+func mustBePoweredOff(n *baremetal.Node, action string) error {
+	if n.PowerState != baremetal.PowerOff {
+		return invalidStateRequested(action, n.UUID, n.PowerState)
+	}
+	return nil
+}
+
+// patchHandler serves PATCH /v1/<path>/{id}.
+func (r *resource[T]) patchHandler(s *server) func(*request) error {
+	return func(rq *request) error {
+		id, _, err := r.target(rq)
+		if err != nil {
+			return err
+		}
+		ops, err := rq.readPatch()
+		if err != nil {
+			return err
+		}
+		for _, op := range ops {
+			if slices.Contains(r.internal, op.top()) {
+				return badRequest("'%s' is an internal attribute and can not be updated", op.Path)
+			}
+			if op.Op == "remove" && slices.Contains(r.mandatory, op.top()) && op.Path == "/"+op.top() {
+				return badRequest("'%s' is a mandatory attribute and can not be removed", op.Path)
+			}
+		}
+		// The UUID is internal: the patched document keeps the old one.
+		compute := func(old T) (T, error) {
+			var zero T
+			doc, err := applyPatch(r.doc(old), ops)
+			if err != nil {
+				return zero, err
+			}
+			delete(doc, "uuid")
+			nv := r.clone(old)
+			if err := r.check(doc, nv); err != nil {
+				return zero, err
+			}
+			return nv, nil
+		}
+		// Checked before the lock is taken, so a bad patch waits for none.
+		cur, err := r.lookup(rq.ctx(), s.store, id)
+		if err != nil {
+			return err
+		}
+		if _, err := compute(cur); err != nil {
+			return err
+		}
+		var out T
+		err = r.within(rq.ctx(), s, cur, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
+			old, err := r.lookup(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			nv, err := compute(old)
+			if err != nil {
+				return err
+			}
+			if r.node != nil {
+				if err := mustBePoweredOff(n, r.noun+" update"); err != nil {
+					return err
+				}
+				if r.node(nv) != r.node(old) {
+					if _, err := tx.GetNode(ctx, r.node(nv)); err != nil {
+						if errors.Is(err, store.ErrNotFound) {
+							return badRequest("Node %s could not be found.", r.node(nv))
+						}
+						return err
+					}
+				}
+			}
+			if err := r.update(ctx, tx, nv); err != nil {
+				if errors.Is(err, store.ErrConflict) {
+					return r.storeConflict(nv)
+				}
+				return err
+			}
+			out = nv
+			return nil
+		})
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) && !isAPIError(err) {
+				return r.notFound(id)
+			}
+			return err
+		}
+		return rq.writeJSON(http.StatusOK, r.appendOne(make([]byte, 0, 512), out, rq.base, nil))
+	}
+}
+
+// deleteHandler serves DELETE /v1/<path>/{id}.
+func (r *resource[T]) deleteHandler(s *server) func(*request) error {
+	return func(rq *request) error {
+		id, _, err := r.target(rq)
+		if err != nil {
+			return err
+		}
+		cur, err := r.lookup(rq.ctx(), s.store, id)
+		if err != nil {
+			return err
+		}
+		err = r.within(rq.ctx(), s, cur, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
+			if r.node != nil {
+				if err := mustBePoweredOff(n, r.noun+" deletion"); err != nil {
+					return err
+				}
+			}
+			if err := r.delete(ctx, tx, r.uuid(cur)); err != nil {
+				switch {
+				case errors.Is(err, store.ErrNotFound):
+					return r.notFound(id)
+				case errors.Is(err, store.ErrConflict) && r.inUse != nil:
+					return r.inUse(id)
+				}
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) && !isAPIError(err) {
+				return r.notFound(id)
+			}
+			return err
+		}
+		return rq.writeEmpty(http.StatusNoContent)
+	}
+}
+
+// routes registers the resource's endpoints.
+func (r *resource[T]) routes(s *server) {
+	base := "/v1/" + r.path
+	item := base + "/{" + r.wildcard + "}"
+	s.handle("GET "+base, r.listHandler(s, false))
+	s.handle("GET "+base+"/{$}", r.listHandler(s, false))
+	s.handle("GET "+base+"/detail", r.listHandler(s, true))
+	s.handle("POST "+base, r.createHandler(s))
+	s.handle("GET "+item, r.getHandler(s))
+	s.handle("PATCH "+item, r.patchHandler(s))
+	s.handle("DELETE "+item, r.deleteHandler(s))
+	if r.node != nil {
+		s.handle("GET /v1/nodes/{node}/"+r.path, r.listHandler(s, false))
+		s.handle("GET /v1/nodes/{node}/"+r.path+"/detail", r.listHandler(s, true))
+	}
+}

@@ -23,6 +23,18 @@ type NetworkOptions struct {
 	Timeout time.Duration
 }
 
+// LinkUp sets a network interface administratively up.
+func LinkUp(name string) error {
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("link %s: %w", name, err)
+	}
+	if err := netlink.LinkSetUp(l); err != nil {
+		return fmt.Errorf("link %s up: %w", name, err)
+	}
+	return nil
+}
+
 // ConfigureNetwork brings loopback and every physical NIC up (LLDP and
 // carrier detection need them up) and runs DHCP on the chosen ones with
 // u-root's dhclient. It fails when no chosen NIC got a lease.

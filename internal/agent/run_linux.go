@@ -56,19 +56,18 @@ func Run(ctx context.Context, o Options) error {
 	uptime, _, _ := strings.Cut(readString("/proc/uptime"), " ")
 	log.Info("ferro-agent starting", "uptime", uptime+"s", "callback", p.CallbackURL != "", "token", p.Token != "", "bootif", p.BootIF)
 
-	n, err := LoadModules(log, "/", callback.ModuleList, p.Modules)
+	// A NIC's link comes up as soon as its driver made it: carrier
+	// negotiation and the kernel's link watch (up to 1 s) then overlap the
+	// loading of the other modules.
+	n, err := LoadModules(log, "/", callback.ModuleList, p.Modules, func(name string) {
+		if err := LinkUp(name); err != nil {
+			log.Debug("link not up", "interface", name, "err", err)
+			return
+		}
+		log.Debug("link up", "interface", name, "elapsed", since(start))
+	})
 	failures.Add(err)
 	log.Info("modules loaded", "count", n, "elapsed", since(start))
-
-	ifs, err := Interfaces("/", nil)
-	failures.Add(err)
-	names := make([]string, 0, len(ifs))
-	for _, i := range ifs {
-		names = append(names, i.Name)
-	}
-	netErr := ConfigureNetwork(ctx, log, names, NetworkOptions{BootMAC: p.BootMAC, All: p.DHCPAll, Timeout: p.DHCPTimeout})
-	failures.Add(netErr)
-	log.Info("network up", "ok", netErr == nil, "elapsed", since(start))
 
 	host := Host{
 		Root:  "/",
@@ -76,6 +75,11 @@ func Run(ctx context.Context, o Options) error {
 		BMC:   ReadBMC,
 		LLDP: func(ctx context.Context, names []string, timeout time.Duration) (map[string][]inventory.TLV, error) {
 			return CaptureLLDP(ctx, log, names, timeout)
+		},
+		Network: func(ctx context.Context, names []string) error {
+			err := ConfigureNetwork(ctx, log, names, NetworkOptions{BootMAC: p.BootMAC, All: p.DHCPAll, Timeout: p.DHCPTimeout})
+			log.Info("network up", "ok", err == nil, "elapsed", since(start))
+			return err
 		},
 	}
 	rep := Collect(ctx, log, host, p, failures)

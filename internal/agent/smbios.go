@@ -33,7 +33,8 @@ func SMBIOS(root string) (*smbios.Info, error) {
 }
 
 // SystemVendor is the machine's identity from SMBIOS type 1 (system) and
-// type 0 (firmware), in IPA's system_vendor shape.
+// type 0 (firmware), in IPA's system_vendor shape plus the SKU Number
+// (an extension: IPA has no sku).
 func SystemVendor(smb *smbios.Info) (*inventory.SystemVendor, error) {
 	si, err := smb.GetSystemInfo()
 	if err != nil {
@@ -43,6 +44,7 @@ func SystemVendor(smb *smbios.Info) (*inventory.SystemVendor, error) {
 		Manufacturer: strings.TrimSpace(si.Manufacturer),
 		ProductName:  strings.TrimSpace(si.ProductName),
 		SerialNumber: strings.TrimSpace(si.SerialNumber),
+		SKU:          strings.TrimSpace(si.SKUNumber),
 	}
 	if bi, err := smb.GetBIOSInfo(); err == nil {
 		sv.Firmware = &inventory.Firmware{

@@ -232,7 +232,7 @@ func readPCIFuncs(root string) []*pciFunc {
 		dir := filepath.Join(base, e.Name())
 		class, err := strconv.ParseUint(readString(filepath.Join(dir, "class")), 0, 32)
 		d.network = err == nil && class>>16 == 0x02
-		if n, err := strconv.ParseInt(readString(filepath.Join(dir, "secondary_bus_number")), 0, 32); err == nil && class>>8 == 0x0604 {
+		if n, err := strconv.ParseInt(readString(filepath.Join(dir, "secondary_bus_number")), 10, 32); err == nil && class>>8 == 0x0604 {
 			d.secondaryBus = int(n)
 		}
 		if n, ok := readInt(filepath.Join(dir, "index")); ok {

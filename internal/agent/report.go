@@ -123,6 +123,7 @@ func Collect(ctx context.Context, log *slog.Logger, h Host, p Params, failures *
 		bmcDone <- bmcResult{err: errNotFound}
 	}
 
+	t0 := time.Now()
 	smb, err := SMBIOS(h.Root)
 	if err != nil && !errors.Is(err, errNotFound) {
 		failures.Add(err)
@@ -154,6 +155,8 @@ func Collect(ctx context.Context, log *slog.Logger, h Host, p Params, failures *
 	if smb != nil {
 		names41 = BIOSDevNames(h.Root, smb)
 	}
+
+	log.Debug("hardware read", "took", time.Since(t0).Round(time.Millisecond))
 
 	switch r := <-bmcDone; {
 	case errors.Is(r.err, errNotFound):

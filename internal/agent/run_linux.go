@@ -8,6 +8,7 @@ import (
 	stdlog "log"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,12 +60,18 @@ func Run(ctx context.Context, o Options) error {
 	// A NIC's link comes up as soon as its driver made it: carrier
 	// negotiation and the kernel's link watch (up to 1 s) then overlap the
 	// loading of the other modules.
+	// LLDP listening starts there too: the wait for a frame overlaps the
+	// rest.
+	lldp := NewLLDPListener(ctx, log, p.LLDPTimeout)
 	n, err := LoadModules(log, "/", callback.ModuleList, p.Modules, func(name string) {
 		if err := LinkUp(name); err != nil {
 			log.Debug("link not up", "interface", name, "err", err)
 			return
 		}
 		log.Debug("link up", "interface", name, "elapsed", since(start))
+		if p.Collectors == nil || slices.Contains(p.Collectors, CollectorLLDP) {
+			lldp.Start(name)
+		}
 	})
 	failures.Add(err)
 	log.Info("modules loaded", "count", n, "elapsed", since(start))
@@ -73,8 +80,8 @@ func Run(ctx context.Context, o Options) error {
 		Root:  "/",
 		Addrs: SystemAddrs,
 		BMC:   ReadBMC,
-		LLDP: func(ctx context.Context, names []string, timeout time.Duration) (map[string][]inventory.TLV, error) {
-			return CaptureLLDP(ctx, log, names, timeout)
+		LLDP: func(_ context.Context, names []string, _ time.Duration) (map[string][]inventory.TLV, error) {
+			return lldp.Results(names)
 		},
 		Network: func(ctx context.Context, names []string) error {
 			err := ConfigureNetwork(ctx, log, names, NetworkOptions{BootMAC: p.BootMAC, All: p.DHCPAll, Timeout: p.DHCPTimeout})

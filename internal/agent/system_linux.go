@@ -38,10 +38,11 @@ func MountPseudoFS() error {
 // modules whose aliases match a device in root/sys (with their
 // dependencies), then those matching the devices these drivers created
 // (loading a bus driver such as virtio_pci makes the devices appear that
-// virtio_net binds to), until no new device needs a module. The devices a
-// batch created are learnt from the kernel's uevents rather than by
-// rescanning /sys, which costs ~0.5 s a round under emulation; when the
-// event socket is unavailable or overflows, /sys is scanned again.
+// virtio_net binds to), until no new device needs a module. /sys is
+// scanned once; the devices each module created are learnt from the
+// kernel's uevents rather than by rescanning, which cost ~0.5 s a round
+// under emulation; when the event socket is unavailable or overflows,
+// /sys is scanned again.
 //
 // extra names modules to load regardless; "all" loads the whole list.
 // netdev, when not nil, is called with each network interface a loaded
@@ -91,11 +92,11 @@ func LoadModules(log *slog.Logger, root, listFile string, extra []string, netdev
 		}
 	}
 	// created returns the modaliases of the devices that appeared since
-	// the last call (all of them when events were lost) and hands the new
-	// network interfaces to netdev.
-	created := func() []string {
+	// the last call and hands the new network interfaces to netdev; ok is
+	// false when the events cannot tell (no socket, or it overflowed).
+	created := func() (aliases []string, ok bool) {
 		if events == nil {
-			return Modaliases(root)
+			return nil, false
 		}
 		ev, lost, err := events.drain()
 		if netdev != nil {
@@ -105,9 +106,9 @@ func LoadModules(log *slog.Logger, root, listFile string, extra []string, netdev
 		}
 		if err != nil || lost {
 			log.Debug("uevents lost, rescanning /sys", "err", err)
-			return Modaliases(root)
+			return nil, false
 		}
-		return ev.modaliases
+		return ev.modaliases, true
 	}
 	var forced []string
 	for _, name := range extra {
@@ -125,25 +126,34 @@ func LoadModules(log *slog.Logger, root, listFile string, extra []string, netdev
 		forced = append(forced, n)
 	}
 	load(forced)
-	aliases := Modaliases(root)
-	if events != nil {
-		created() // what the forced modules made is in the scan already
-	}
-	// Each batch is a level of the device tree (PCI, then virtio, …): a
-	// few rounds in practice; the bound guards against a driver that keeps
-	// making devices.
-	for round := 0; round < 16 && len(aliases) > 0; round++ {
-		var fresh []string
+	created() // what the forced modules made is in the scan below
+	// Depth first: after each module, the drivers for the devices it
+	// created load before the rest of the batch, so a NIC behind a bus
+	// driver (virtio_net behind virtio_pci) comes up while the disk
+	// controllers load. rescan is set when the events could not tell
+	// what appeared: then /sys is scanned again, a level at a time.
+	rescan := false
+	var visit func(aliases []string, depth int)
+	visit = func(aliases []string, depth int) {
+		if depth > 16 {
+			return // a driver that keeps making devices
+		}
 		for _, n := range mods.Matching(aliases) {
-			if !loaded[n] {
-				fresh = append(fresh, n)
+			if loaded[n] {
+				continue
+			}
+			load([]string{n})
+			if fresh, ok := created(); !ok {
+				rescan = true
+			} else if len(fresh) > 0 {
+				visit(fresh, depth+1)
 			}
 		}
-		if len(fresh) == 0 {
-			break
-		}
-		load(fresh)
-		aliases = created()
+	}
+	visit(Modaliases(root), 0)
+	for round := 0; rescan && round < 16; round++ {
+		rescan = false // set again only when something was loaded
+		visit(Modaliases(root), 0)
 	}
 	return count, errors.Join(errs...)
 }

@@ -136,7 +136,7 @@ func BIOSDevNames(root string, smb *smbios.Info) map[string]string {
 	ifs, _ := os.ReadDir(filepath.Join(root, "sys/class/net"))
 	for _, e := range ifs {
 		dir := filepath.Join(root, "sys/class/net", e.Name())
-		d := byName[linkBase(filepath.Join(dir, "device"))]
+		d := pciParent(byName, filepath.Join(dir, "device"))
 		if d == nil || !d.network || readString(filepath.Join(dir, "type")) != "1" {
 			continue // not PCI, or not Ethernet (InfiniBand, …)
 		}
@@ -145,6 +145,23 @@ func BIOSDevNames(root string, smb *smbios.Info) map[string]string {
 		}
 	}
 	return out
+}
+
+// pciParent is the PCI function a network interface's device is, or sits
+// on: virtio_net's device is the virtio device on the PCI function, as
+// ethtool's bus_info (what biosdevname matches) says.
+func pciParent(byName map[string]*pciFunc, device string) *pciFunc {
+	p, err := filepath.EvalSymlinks(device)
+	if err != nil {
+		return nil
+	}
+	for range 4 {
+		if d := byName[filepath.Base(p)]; d != nil {
+			return d
+		}
+		p = filepath.Dir(p)
+	}
+	return nil
 }
 
 // biosName is biosdevname's physical policy for the interface in dir.

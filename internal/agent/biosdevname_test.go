@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -53,7 +54,13 @@ func pciTree(t *testing.T, funcs map[string]string, bridges map[string]string, n
 	}
 	for name, addr := range nics {
 		writeFile(t, root, filepath.Join("sys/class/net", name, "type"), "1\n")
-		link(t, root, filepath.Join("sys/class/net", name, "device"), filepath.Join(root, "sys/devices", parentOf(addr), addr))
+		dev := filepath.Join(root, "sys/devices", parentOf(addr), addr)
+		if strings.HasPrefix(name, "virtio") {
+			// virtio_net's device is the virtio device on the PCI function
+			dev = filepath.Join(dev, "virtio0")
+			writeFile(t, dev, "modalias", "virtio:d00000001v00001AF4\n")
+		}
+		link(t, root, filepath.Join("sys/class/net", name, "device"), dev)
 	}
 	return root
 }
@@ -77,13 +84,13 @@ func TestBIOSDevNames_OnboardAndSlotFromQEMUTables(t *testing.T) {
 			"0000:00:05.0": "0x020000", // type 9 slot 3
 			"0000:00:01.0": "0x060100", // ISA bridge
 		}, nil,
-		map[string]string{"eth0": "0000:00:03.0", "ens4": "0000:00:04.0", "ens5": "0000:00:05.0"})
+		map[string]string{"eth0": "0000:00:03.0", "virtio4": "0000:00:04.0", "ens5": "0000:00:05.0"})
 	smb, err := SMBIOS(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := BIOSDevNames(root, smb)
-	want := map[string]string{"ens4": "em1", "ens5": "p3p1"}
+	want := map[string]string{"virtio4": "em1", "ens5": "p3p1"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}

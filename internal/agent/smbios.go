@@ -44,7 +44,13 @@ func SystemVendor(smb *smbios.Info) (*inventory.SystemVendor, error) {
 		Manufacturer: strings.TrimSpace(si.Manufacturer),
 		ProductName:  strings.TrimSpace(si.ProductName),
 		SerialNumber: strings.TrimSpace(si.SerialNumber),
-		SKU:          strings.TrimSpace(si.SKUNumber),
+	}
+	// u-root says "Not Specified" for string 0 (none); SMBIOS before 2.4
+	// has no SKU at all.
+	if t := smb.GetTablesByType(smbios.TableTypeSystemInfo); len(t) > 0 {
+		if n, err := t[0].GetByteAt(0x19); err == nil && n != 0 {
+			sv.SKU = strings.TrimSpace(si.SKUNumber)
+		}
 	}
 	if bi, err := smb.GetBIOSInfo(); err == nil {
 		sv.Firmware = &inventory.Firmware{

@@ -59,13 +59,27 @@ func LoadModules(log *slog.Logger, root, listFile string, extra []string, netdev
 	}
 	mods := ParseModuleList(string(b))
 	// Subscribe before the scan: what appears after it is in the queue.
-	events, err := openUevents()
-	if err != nil {
-		log.Debug("no uevents, rescanning /sys after each batch", "err", err)
-		events = nil
+	var events deviceEventSource
+	if sock, err := openUevents(); err != nil {
+		log.Debug("no uevents, rescanning /sys after each module", "err", err)
 	} else {
-		defer events.Close()
+		defer sock.Close()
+		events = sock
 	}
+	return loadModules(log, root, mods, extra, netdev, func(path string) error {
+		return finitModule(filepath.Join(root, path))
+	}, events)
+}
+
+// deviceEventSource tells what devices appeared since it was last asked:
+// the uevent socket, or a test's fake. lost says it cannot tell.
+type deviceEventSource interface {
+	drain() (ev deviceEvents, lost bool, err error)
+}
+
+// loadModules is LoadModules with the module loader (given a module's
+// path in the list) and the event source (nil: rescan /sys) passed in.
+func loadModules(log *slog.Logger, root string, mods ModuleList, extra []string, netdev func(string), finit func(path string) error, events deviceEventSource) (int, error) {
 	loaded := map[string]bool{}
 	count := 0
 	var errs []error
@@ -78,7 +92,7 @@ func LoadModules(log *slog.Logger, root, listFile string, extra []string, netdev
 				continue
 			}
 			loaded[m.Name] = true
-			err := finitModule(filepath.Join(root, m.Path))
+			err := finit(m.Path)
 			switch {
 			case err == nil:
 				count++

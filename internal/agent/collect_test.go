@@ -90,7 +90,7 @@ func TestSystemVendor_FromSMBIOSType1And0(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &inventory.SystemVendor{
-		Manufacturer: "FerroLab", ProductName: "VM-1", SerialNumber: "SER123",
+		Manufacturer: "FerroLab", ProductName: "VM-1", SerialNumber: "SER123", SKU: "SKU9",
 		Firmware: &inventory.Firmware{Vendor: "SeaBIOS", Version: "1.16.2", BuildDate: "04/01/2014"},
 	}
 	if diff := cmp.Diff(want, sv); diff != "" {

@@ -23,31 +23,71 @@ var lldpMulticast = net.HardwareAddr{0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e}
 // listened on is logged and reported in the joined error, the others still
 // captured. It returns early once every interface has a frame.
 func CaptureLLDP(ctx context.Context, log *slog.Logger, names []string, timeout time.Duration) (map[string][]inventory.TLV, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var (
-		mu   sync.Mutex
-		out  = map[string][]inventory.TLV{}
-		errs []error
-		wg   sync.WaitGroup
-	)
-	for _, name := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tlvs, err := captureOne(ctx, name)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil:
-				errs = append(errs, err)
-			case tlvs != nil:
-				out[name] = tlvs
-				log.Debug("lldp frame", "interface", name, "tlvs", len(tlvs))
-			}
-		}()
+	return NewLLDPListener(ctx, log, timeout).Results(names)
+}
+
+// LLDPListener captures on interfaces as they appear: each listens from
+// its Start for the timeout, so the wait for a frame overlaps the loading
+// of the other drivers and the rest of the collection.
+type LLDPListener struct {
+	ctx     context.Context
+	log     *slog.Logger
+	timeout time.Duration
+	mu      sync.Mutex
+	started map[string]chan lldpOne
+}
+
+type lldpOne struct {
+	tlvs []inventory.TLV
+	err  error
+}
+
+// NewLLDPListener returns a listener whose captures stop at ctx's end or
+// after timeout each.
+func NewLLDPListener(ctx context.Context, log *slog.Logger, timeout time.Duration) *LLDPListener {
+	return &LLDPListener{ctx: ctx, log: log, timeout: timeout, started: map[string]chan lldpOne{}}
+}
+
+// Start begins the capture on an interface; a second Start is a no-op.
+func (l *LLDPListener) Start(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.started[name]; ok {
+		return
 	}
-	wg.Wait()
+	done := make(chan lldpOne, 1)
+	l.started[name] = done
+	go func() {
+		ctx, cancel := context.WithTimeout(l.ctx, l.timeout)
+		defer cancel()
+		tlvs, err := captureOne(ctx, name)
+		if tlvs != nil {
+			l.log.Debug("lldp frame", "interface", name, "tlvs", len(tlvs))
+		}
+		done <- lldpOne{tlvs, err}
+	}()
+}
+
+// Results starts the named interfaces' captures not started yet and waits
+// for all of them (CaptureLLDP's result). Call it once.
+func (l *LLDPListener) Results(names []string) (map[string][]inventory.TLV, error) {
+	for _, n := range names {
+		l.Start(n)
+	}
+	out := map[string][]inventory.TLV{}
+	var errs []error
+	for _, n := range names {
+		l.mu.Lock()
+		done := l.started[n]
+		l.mu.Unlock()
+		r := <-done
+		switch {
+		case r.err != nil:
+			errs = append(errs, r.err)
+		case r.tlvs != nil:
+			out[n] = r.tlvs
+		}
+	}
 	return out, errors.Join(errs...)
 }
 

@@ -9,8 +9,11 @@ import (
 	"net"
 	"time"
 
+	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/insomniacslk/dhcp/dhcpv4/nclient4"
 	"github.com/u-root/u-root/pkg/dhclient"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // NetworkOptions says which NICs get an address.
@@ -21,6 +24,18 @@ type NetworkOptions struct {
 	All     bool
 	// Timeout bounds the whole DHCP exchange.
 	Timeout time.Duration
+}
+
+// LinkUp sets a network interface administratively up.
+func LinkUp(name string) error {
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("link %s: %w", name, err)
+	}
+	if err := netlink.LinkSetUp(l); err != nil {
+		return fmt.Errorf("link %s up: %w", name, err)
+	}
+	return nil
 }
 
 // ConfigureNetwork brings loopback and every physical NIC up (LLDP and
@@ -76,21 +91,25 @@ func ConfigureNetwork(ctx context.Context, log *slog.Logger, names []string, o N
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cfg := dhclient.Config{Timeout: 4 * time.Second, Retries: int(timeout / (4 * time.Second))}
+	type result struct {
+		name string
+		err  error
+	}
+	results := make(chan result, len(chosen))
+	for _, l := range chosen {
+		go func() {
+			results <- result{l.Attrs().Name, lease(ctx, log, l, timeout)}
+		}()
+	}
 	var errs []error
 	got := 0
-	for r := range dhclient.SendRequests(ctx, chosen, true, false, cfg, timeout) {
-		name := r.Interface.Attrs().Name
-		if r.Err != nil {
-			errs = append(errs, fmt.Errorf("dhcp on %s: %w", name, r.Err))
-			continue
-		}
-		if err := r.Lease.Configure(); err != nil {
-			errs = append(errs, fmt.Errorf("dhcp on %s: configure: %w", name, err))
+	for range chosen {
+		r := <-results
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("dhcp on %s: %w", r.name, r.err))
 			continue
 		}
 		got++
-		log.Info("dhcp lease", "interface", name, "lease", r.Lease.String())
 		if !o.All {
 			break // one lease on the boot NIC is what the callback needs
 		}
@@ -99,4 +118,70 @@ func ConfigureNetwork(ctx context.Context, log *slog.Logger, names []string, o N
 		return fmt.Errorf("network: no DHCP lease: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// lease gets a DHCPv4 lease on l and configures it. It starts as soon as
+// the link has carrier: u-root's dhclient waits for the operational state
+// instead, which the kernel's link watch updates up to a second later,
+// while frames already go out once the carrier is there.
+func lease(ctx context.Context, log *slog.Logger, l netlink.Link, timeout time.Duration) error {
+	name := l.Attrs().Name
+	if err := waitCarrier(ctx, name); err != nil {
+		return err
+	}
+	c, err := nclient4.New(name, nclient4.WithTimeout(4*time.Second), nclient4.WithRetry(max(1, int(timeout/(4*time.Second)))))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	// the options u-root's dhclient sends
+	ack, err := c.Request(ctx,
+		dhcpv4.WithOption(dhcpv4.OptClassIdentifier("PXE UROOT")),
+		dhcpv4.WithRequestedOptions(dhcpv4.OptionSubnetMask),
+		dhcpv4.WithNetboot)
+	if err != nil {
+		return err
+	}
+	p := dhclient.NewPacket4(l, ack.ACK)
+	if err := p.Configure(); err != nil {
+		return fmt.Errorf("configure: %w", err)
+	}
+	log.Info("dhcp lease", "interface", name, "lease", p.String())
+	return nil
+}
+
+// waitCarrier returns once the named link reports carrier (IFF_LOWER_UP),
+// watching the kernel's link notifications.
+func waitCarrier(ctx context.Context, name string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	updates := make(chan netlink.LinkUpdate, 16)
+	errc := make(chan error, 1)
+	err := netlink.LinkSubscribeWithOptions(updates, ctx.Done(), netlink.LinkSubscribeOptions{
+		ListExisting: true,
+		ErrorCallback: func(err error) {
+			select {
+			case errc <- err:
+			default:
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("watch link %s: %w", name, err)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no carrier on %s: %w", name, ctx.Err())
+		case err := <-errc:
+			return fmt.Errorf("watch link %s: %w", name, err)
+		case u, ok := <-updates:
+			if !ok {
+				return fmt.Errorf("watch link %s: closed", name)
+			}
+			if u.Attrs().Name == name && u.IfInfomsg.Flags&unix.IFF_LOWER_UP != 0 {
+				return nil
+			}
+		}
+	}
 }

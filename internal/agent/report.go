@@ -67,6 +67,10 @@ type Host struct {
 	// LLDP captures frames on the named interfaces; nil skips the
 	// lldp collector.
 	LLDP func(ctx context.Context, names []string, timeout time.Duration) (map[string][]inventory.TLV, error)
+	// Network configures the named interfaces (DHCP); nil leaves them
+	// as they are. Collect runs it while it reads the hardware and
+	// listens for LLDP, and reads the interfaces' addresses after it.
+	Network func(ctx context.Context, names []string) error
 }
 
 // Collect builds the report. A failing collector does not stop the others:
@@ -79,27 +83,47 @@ func Collect(ctx context.Context, log *slog.Logger, h Host, p Params, failures *
 	inv := &inventory.Inventory{Interfaces: []inventory.Interface{}, Disks: []inventory.Disk{}}
 	rep := &inventory.Report{Inventory: inv, BootInterface: p.BootIF}
 
-	// LLDP is a wait for frames: listen while the rest is collected.
+	// The network (a DHCP exchange), LLDP (a wait for frames) and the
+	// BMC (an IPMI conversation) are waits: they run while the rest is
+	// read. Their errors are added in a fixed order once all are done.
+	var names []string
+	ifs, listErr := Interfaces(h.Root, nil)
+	for _, ifc := range ifs {
+		names = append(names, ifc.Name)
+	}
+	netDone := make(chan error, 1)
+	if h.Network != nil {
+		go func() { netDone <- h.Network(ctx, names) }()
+	} else {
+		netDone <- nil
+	}
 	type lldpResult struct {
 		raw map[string][]inventory.TLV
 		err error
 	}
 	var lldpDone chan lldpResult
-	if h.LLDP != nil && slices.Contains(collectors, CollectorLLDP) {
-		ifs, err := Interfaces(h.Root, nil)
-		if err == nil {
-			names := make([]string, 0, len(ifs))
-			for _, ifc := range ifs {
-				names = append(names, ifc.Name)
-			}
-			lldpDone = make(chan lldpResult, 1)
-			go func() {
-				raw, err := h.LLDP(ctx, names, p.LLDPTimeout)
-				lldpDone <- lldpResult{raw, err}
-			}()
-		}
+	if h.LLDP != nil && slices.Contains(collectors, CollectorLLDP) && listErr == nil {
+		lldpDone = make(chan lldpResult, 1)
+		go func() {
+			raw, err := h.LLDP(ctx, names, p.LLDPTimeout)
+			lldpDone <- lldpResult{raw, err}
+		}()
+	}
+	type bmcResult struct {
+		bmc *BMC
+		err error
+	}
+	bmcDone := make(chan bmcResult, 1)
+	if h.BMC != nil {
+		go func() {
+			bmc, err := h.BMC(ctx)
+			bmcDone <- bmcResult{bmc, err}
+		}()
+	} else {
+		bmcDone <- bmcResult{err: errNotFound}
 	}
 
+	t0 := time.Now()
 	smb, err := SMBIOS(h.Root)
 	if err != nil && !errors.Is(err, errNotFound) {
 		failures.Add(err)
@@ -121,23 +145,36 @@ func Collect(ctx context.Context, log *slog.Logger, h Host, p Params, failures *
 		inv.Disks = d
 		rep.RootDisk = RootDisk(d)
 	}
+	inv.Boot = Boot(h.Root, p.BootIF)
+	inv.Hostname = Hostname(h.Root)
+	var pciErr error
+	if slices.Contains(collectors, CollectorPCI) {
+		rep.PCIDevices, pciErr = PCIDevices(h.Root)
+	}
+	var names41 map[string]string
+	if smb != nil {
+		names41 = BIOSDevNames(h.Root, smb)
+	}
+
+	log.Debug("hardware read", "took", time.Since(t0).Round(time.Millisecond))
+
+	switch r := <-bmcDone; {
+	case errors.Is(r.err, errNotFound):
+		log.Debug("no in-band IPMI device")
+	case r.err != nil:
+		failures.Add(r.err)
+	default:
+		inv.BMCAddress, inv.BMCV6Address, inv.BMCMAC = r.bmc.Address, r.bmc.V6Address, r.bmc.MAC
+	}
+	failures.Add(<-netDone)
+	// after the network: the addresses DHCP gave
 	if ifs, err := Interfaces(h.Root, h.Addrs); err != nil {
 		failures.Add(err)
 	} else {
-		inv.Interfaces = ifs
-	}
-	inv.Boot = Boot(h.Root, p.BootIF)
-	inv.Hostname = Hostname(h.Root)
-	if h.BMC != nil {
-		bmc, err := h.BMC(ctx)
-		switch {
-		case errors.Is(err, errNotFound):
-			log.Debug("no in-band IPMI device")
-		case err != nil:
-			failures.Add(err)
-		default:
-			inv.BMCAddress, inv.BMCV6Address, inv.BMCMAC = bmc.Address, bmc.V6Address, bmc.MAC
+		for i := range ifs {
+			ifs[i].BIOSDevName = names41[ifs[i].Name]
 		}
+		inv.Interfaces = ifs
 	}
 
 	ran := []string{CollectorDefault}
@@ -146,11 +183,7 @@ func Collect(ctx context.Context, log *slog.Logger, h Host, p Params, failures *
 		case CollectorDefault:
 		case CollectorPCI:
 			ran = append(ran, c)
-			if devs, err := PCIDevices(h.Root); err != nil {
-				failures.Add(err)
-			} else {
-				rep.PCIDevices = devs
-			}
+			failures.Add(pciErr)
 		case CollectorLLDP:
 			if lldpDone == nil {
 				continue

@@ -8,6 +8,7 @@ import (
 	stdlog "log"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,26 +57,36 @@ func Run(ctx context.Context, o Options) error {
 	uptime, _, _ := strings.Cut(readString("/proc/uptime"), " ")
 	log.Info("ferro-agent starting", "uptime", uptime+"s", "callback", p.CallbackURL != "", "token", p.Token != "", "bootif", p.BootIF)
 
-	n, err := LoadModules(log, "/", callback.ModuleList, p.Modules)
+	// A NIC's link comes up as soon as its driver made it: carrier
+	// negotiation and the kernel's link watch (up to 1 s) then overlap the
+	// loading of the other modules.
+	// LLDP listening starts there too: the wait for a frame overlaps the
+	// rest.
+	lldp := NewLLDPListener(ctx, log, p.LLDPTimeout)
+	n, err := LoadModules(log, "/", callback.ModuleList, p.Modules, func(name string) {
+		if err := LinkUp(name); err != nil {
+			log.Debug("link not up", "interface", name, "err", err)
+			return
+		}
+		log.Debug("link up", "interface", name, "elapsed", since(start))
+		if p.Collectors == nil || slices.Contains(p.Collectors, CollectorLLDP) {
+			lldp.Start(name)
+		}
+	})
 	failures.Add(err)
 	log.Info("modules loaded", "count", n, "elapsed", since(start))
-
-	ifs, err := Interfaces("/", nil)
-	failures.Add(err)
-	names := make([]string, 0, len(ifs))
-	for _, i := range ifs {
-		names = append(names, i.Name)
-	}
-	netErr := ConfigureNetwork(ctx, log, names, NetworkOptions{BootMAC: p.BootMAC, All: p.DHCPAll, Timeout: p.DHCPTimeout})
-	failures.Add(netErr)
-	log.Info("network up", "ok", netErr == nil, "elapsed", since(start))
 
 	host := Host{
 		Root:  "/",
 		Addrs: SystemAddrs,
 		BMC:   ReadBMC,
-		LLDP: func(ctx context.Context, names []string, timeout time.Duration) (map[string][]inventory.TLV, error) {
-			return CaptureLLDP(ctx, log, names, timeout)
+		LLDP: func(_ context.Context, names []string, _ time.Duration) (map[string][]inventory.TLV, error) {
+			return lldp.Results(names)
+		},
+		Network: func(ctx context.Context, names []string) error {
+			err := ConfigureNetwork(ctx, log, names, NetworkOptions{BootMAC: p.BootMAC, All: p.DHCPAll, Timeout: p.DHCPTimeout})
+			log.Info("network up", "ok", err == nil, "elapsed", since(start))
+			return err
 		},
 	}
 	rep := Collect(ctx, log, host, p, failures)

@@ -33,7 +33,8 @@ func SMBIOS(root string) (*smbios.Info, error) {
 }
 
 // SystemVendor is the machine's identity from SMBIOS type 1 (system) and
-// type 0 (firmware), in IPA's system_vendor shape.
+// type 0 (firmware), in IPA's system_vendor shape plus the SKU Number
+// (an extension: IPA has no sku).
 func SystemVendor(smb *smbios.Info) (*inventory.SystemVendor, error) {
 	si, err := smb.GetSystemInfo()
 	if err != nil {
@@ -43,6 +44,13 @@ func SystemVendor(smb *smbios.Info) (*inventory.SystemVendor, error) {
 		Manufacturer: strings.TrimSpace(si.Manufacturer),
 		ProductName:  strings.TrimSpace(si.ProductName),
 		SerialNumber: strings.TrimSpace(si.SerialNumber),
+	}
+	// u-root says "Not Specified" for string 0 (none); SMBIOS before 2.4
+	// has no SKU at all.
+	if t := smb.GetTablesByType(smbios.TableTypeSystemInfo); len(t) > 0 {
+		if n, err := t[0].GetByteAt(0x19); err == nil && n != 0 {
+			sv.SKU = strings.TrimSpace(si.SKUNumber)
+		}
 	}
 	if bi, err := smb.GetBIOSInfo(); err == nil {
 		sv.Firmware = &inventory.Firmware{

@@ -172,6 +172,10 @@ type typeInfo struct {
 type fieldInfo struct {
 	index int
 	name  string
+	// lenient fields (tag inventory:"lenient") are extensions to IPA's
+	// schema: a value of the wrong type leaves them zero instead of
+	// refusing the report.
+	lenient bool
 }
 
 var typeInfos sync.Map // reflect.Type → *typeInfo
@@ -187,7 +191,8 @@ func infoOf(t reflect.Type) *typeInfo {
 			if name == "" || name == "-" {
 				continue
 			}
-			ti.fields = append(ti.fields, fieldInfo{index: i, name: name})
+			lenient := t.Field(i).Tag.Get("inventory") == "lenient"
+			ti.fields = append(ti.fields, fieldInfo{index: i, name: name, lenient: lenient})
 		}
 	}
 	actual, _ := typeInfos.LoadOrStore(t, ti)
@@ -239,6 +244,10 @@ func (d *decoder) assign(dst reflect.Value, v any) error {
 				d.path = append(d.path, nameSegment(f.name))
 				err := d.assign(dst.Field(f.index), fv)
 				d.path = d.path[:len(d.path)-1]
+				if err != nil && f.lenient {
+					dst.Field(f.index).SetZero()
+					err = nil
+				}
 				if err != nil {
 					return err
 				}

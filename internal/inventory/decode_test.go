@@ -259,3 +259,31 @@ func TestDecode_ValueLimit(t *testing.T) {
 		t.Errorf("2000 values, invalid JSON: got %v, want ErrTooMany", err)
 	}
 }
+
+// sku is ferro-agent's addition to IPA's system_vendor: a string is
+// decoded, anything else (a custom hardware manager's) is kept in the raw
+// data and does not refuse the report.
+func TestDecode_SKUIsLenient(t *testing.T) {
+	for _, tc := range []struct {
+		sku  string
+		want string
+	}{{`"SKU-1"`, "SKU-1"}, {`42`, ""}, {`{"a":1}`, ""}, {`null`, ""}} {
+		body := `{"inventory":{"interfaces":[],"system_vendor":{"manufacturer":"M","sku":` + tc.sku + `}}}`
+		rep, raw, err := DecodeBytes([]byte(body), Limits{})
+		if err != nil {
+			t.Errorf("sku %s: %v", tc.sku, err)
+			continue
+		}
+		if rep.Inventory.SystemVendor.SKU != tc.want || rep.Inventory.SystemVendor.Manufacturer != "M" {
+			t.Errorf("sku %s: system_vendor = %+v", tc.sku, rep.Inventory.SystemVendor)
+		}
+		sv := raw["inventory"].(map[string]any)["system_vendor"].(map[string]any)
+		if _, kept := sv["sku"]; !kept {
+			t.Errorf("sku %s: not kept in the raw data", tc.sku)
+		}
+	}
+	// a known field of the wrong type is still refused
+	if _, _, err := DecodeBytes([]byte(`{"inventory":{"interfaces":[],"system_vendor":{"manufacturer":1}}}`), Limits{}); err == nil {
+		t.Error("manufacturer 1 accepted")
+	}
+}

@@ -123,6 +123,11 @@ type SystemVendor struct {
 	SerialNumber string    `json:"serial_number,omitempty"`
 	Manufacturer string    `json:"manufacturer,omitempty"`
 	Firmware     *Firmware `json:"firmware,omitempty"`
+	// SKU is SMBIOS type 1's SKU Number. ferro-agent adds it; IPA does
+	// not send it, and upstream's inspector keeps whatever a custom
+	// hardware manager puts there, so a value that is not a string is
+	// kept in the raw data and left out here rather than refused.
+	SKU string `json:"sku,omitempty" inventory:"lenient"`
 }
 
 // Firmware is the system firmware (BIOS/UEFI) version.

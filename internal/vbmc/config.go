@@ -68,6 +68,9 @@ type MachineConfig struct {
 	Manufacturer string `json:"manufacturer,omitempty"`
 	Product      string `json:"product,omitempty"`
 	Serial       string `json:"serial,omitempty"`
+	// SKU is Redfish's SKU and QEMU's SMBIOS type 1 SKU Number (none by
+	// default).
+	SKU string `json:"sku,omitempty"`
 	// QEMU says how to start the VM (backend "qemu" only).
 	QEMU *QEMUConfig `json:"qemu,omitempty"`
 	// Faults make the machine's BMC misbehave, for tests of clients' error
@@ -94,6 +97,10 @@ type QEMUConfig struct {
 	Taps []string `json:"taps,omitempty"`
 	// NICModel is the QEMU NIC device (default virtio-net-pci).
 	NICModel string `json:"nic_model,omitempty"`
+	// OnboardNICs describes the NICs as onboard Ethernet devices in SMBIOS
+	// (type 41, instance = position from 1), so biosdevname-style names
+	// are em1, em2, …
+	OnboardNICs bool `json:"onboard_nics,omitempty"`
 	// IPMIDevice adds an in-band BMC (ipmi-bmc-sim on isa-ipmi-kcs) so an
 	// agent in the VM sees one.
 	IPMIDevice bool `json:"ipmi_device,omitempty"`
@@ -297,7 +304,7 @@ func (c *Config) Validate() error {
 				bad("%s.disks_gb[%d]: %d is not between 1 and %d", at, k, gb, maxDiskGB)
 			}
 		}
-		for field, v := range map[string]string{"manufacturer": m.Manufacturer, "product": m.Product, "serial": m.Serial} {
+		for field, v := range map[string]string{"manufacturer": m.Manufacturer, "product": m.Product, "serial": m.Serial, "sku": m.SKU} {
 			if len(v) > 64 || strings.ContainsAny(v, ",\x00\n") {
 				bad("%s.%s: at most 64 characters, no commas or newlines", at, field)
 			}

@@ -44,6 +44,7 @@ func TestParseConfig_NamesEveryBadField(t *testing.T) {
 		{"bad listen", `127.0.0.1:8000`, `8000`, "redfish.listen:"},
 		{"host name listen", `127.0.0.1:6230`, `bmc.example:6230`, "machines[0].ipmi_listen:"},
 		{"no password", `"password": "secret"`, `"password": ""`, "password: must be 1 to 20 characters"},
+		{"sku with comma", `"disks_gb": [20]`, `"disks_gb": [20], "sku": "a,b"`, "machines[0].sku: at most 64 characters, no commas"},
 		{"zero disk", `"disks_gb": [20]`, `"disks_gb": [0]`, "machines[0].disks_gb[0]: 0 is not between 1"},
 		{"no machines", `"machines": [{`, `"machines": [], "x": [{`, `unknown field "x"`},
 		{"trailing data", `}]}`, `}]} {}`, "trailing data"},

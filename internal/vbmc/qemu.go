@@ -164,6 +164,10 @@ func (b *qemuBackend) args(req BootRequest, persistent bool, qmp string) []strin
 			accel = "kvm"
 		}
 	}
+	sku := ""
+	if b.mc.SKU != "" {
+		sku = ",sku=" + b.mc.SKU
+	}
 	a := []string{
 		"-name", qemuEscape(b.mc.Name),
 		"-machine", b.q.Machine,
@@ -171,7 +175,7 @@ func (b *qemuBackend) args(req BootRequest, persistent bool, qmp string) []strin
 		"-m", strconv.Itoa(b.mc.MemoryMB),
 		"-smp", strconv.Itoa(b.mc.CPUs),
 		"-uuid", b.uuid,
-		"-smbios", "type=1,manufacturer=" + b.mc.Manufacturer + ",product=" + b.mc.Product + ",serial=" + b.mc.Serial + ",uuid=" + b.uuid,
+		"-smbios", "type=1,manufacturer=" + b.mc.Manufacturer + ",product=" + b.mc.Product + ",serial=" + b.mc.Serial + sku + ",uuid=" + b.uuid,
 		"-nodefaults", "-nographic", "-monitor", "none",
 		"-chardev", "file,id=console,append=on,path=" + b.console,
 		"-serial", "chardev:console",
@@ -232,7 +236,11 @@ func (b *qemuBackend) args(req BootRequest, persistent bool, qmp string) []strin
 		} else {
 			a = append(a, "-netdev", "user,id="+id+",restrict=on")
 		}
-		a = append(a, "-device", b.q.NICModel+",netdev="+id+",mac="+strings.ToLower(mac)+bootindex(id))
+		a = append(a, "-device", b.q.NICModel+",netdev="+id+",id="+id+"dev,mac="+strings.ToLower(mac)+bootindex(id))
+		if b.q.OnboardNICs {
+			n := strconv.Itoa(i + 1)
+			a = append(a, "-smbios", "type=41,designation=Onboard LAN "+n+",kind=ethernet,instance="+n+",pcidev="+id+"dev")
+		}
 	}
 	if b.q.IPMIDevice {
 		a = append(a, "-device", "ipmi-bmc-sim,id=bmc0", "-device", "isa-ipmi-kcs,bmc=bmc0")

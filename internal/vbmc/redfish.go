@@ -383,6 +383,7 @@ func (s *Server) systemJSON(ctx context.Context, m *Machine) (obj, error) {
 		"Manufacturer": c.Manufacturer,
 		"Model":        c.Product,
 		"SerialNumber": c.Serial,
+		"SKU":          c.SKU,
 		"SystemType":   "Virtual",
 		"PowerState":   power,
 		"Status":       enabledOK(),

@@ -32,11 +32,13 @@ type machine struct {
 	cpus, memMB    int
 	disksGB        []int
 	serial         string
+	sku            string // SMBIOS type 1 SKU Number, "" for none
+	onboard        bool   // the NIC is SMBIOS type 41 instance 1: biosdevname em1
 }
 
 var machines = []machine{
 	{name: "bios-pxe", mac: "52:54:00:77:10:01", tap: "tap0", driver: "ipmi", boot: "pxe", cpus: 1, memMB: 1024, disksGB: []int{4}, serial: "LAB-PXE-1"},
-	{name: "bios-ipxe", mac: "52:54:00:77:10:02", tap: "tap1", driver: "ipmi", boot: "ipxe", cpus: 2, memMB: 1024, disksGB: []int{5, 2}, serial: "LAB-IPXE-2"},
+	{name: "bios-ipxe", mac: "52:54:00:77:10:02", tap: "tap1", driver: "ipmi", boot: "ipxe", cpus: 2, memMB: 1024, disksGB: []int{5, 2}, serial: "LAB-IPXE-2", sku: "SKU-IPXE-2", onboard: true},
 	{name: "bios-vmedia", mac: "52:54:00:77:10:03", tap: "tap2", driver: "redfish", boot: "redfish-virtual-media", cpus: 1, memMB: 1024, disksGB: []int{6}, serial: "LAB-VMEDIA-3"},
 	{name: "uefi-ipxe", mac: "52:54:00:77:10:04", tap: "tap3", driver: "ipmi", boot: "ipxe", uefi: true, cpus: 1, memMB: 1024, disksGB: []int{4}, serial: "LAB-UEFI-4"},
 }
@@ -216,13 +218,13 @@ func TestInspect_QEMUMachinesWithTheBaremetalCLI(t *testing.T) {
 	consoles := t.TempDir()
 	var vms []vbmc.MachineConfig
 	for _, m := range machines {
-		q := &vbmc.QEMUConfig{Taps: []string{m.tap}, IPMIDevice: true, Accel: "auto",
+		q := &vbmc.QEMUConfig{Taps: []string{m.tap}, IPMIDevice: true, Accel: "auto", OnboardNICs: m.onboard,
 			ConsoleLog: filepath.Join(consoles, m.name+".log")}
 		if m.uefi {
 			q.Machine, q.Firmware = "q35", "uefi"
 		}
 		mc := vbmc.MachineConfig{Name: m.name, Backend: "qemu", CPUs: m.cpus, MemoryMB: m.memMB,
-			MACs: []string{m.mac}, DisksGB: m.disksGB, Manufacturer: "FerroLab", Product: "lane-" + m.driver, Serial: m.serial, QEMU: q}
+			MACs: []string{m.mac}, DisksGB: m.disksGB, Manufacturer: "FerroLab", Product: "lane-" + m.driver, Serial: m.serial, SKU: m.sku, QEMU: q}
 		vms = append(vms, mc)
 	}
 	v := vbmctest.Start(t, vbmctest.Config{Machines: vms, Listen: bridgeIP, Netns: l.ns.Name})
@@ -375,10 +377,22 @@ func checkInventory(t *testing.T, m machine, inv map[string]any) {
 	if str(sv["manufacturer"]) != "FerroLab" || str(sv["product_name"]) != "lane-"+m.driver || str(sv["serial_number"]) != m.serial {
 		t.Errorf("system_vendor = %v, want FerroLab lane-%s %s", sv, m.driver, m.serial)
 	}
+	if sku, ok := sv["sku"]; str(sku) != m.sku || ok != (m.sku != "") {
+		t.Errorf("system_vendor.sku = %v, want %q (QEMU's -smbios type=1,sku=)", sku, m.sku)
+	}
 	ifs, _ := inv["interfaces"].([]any)
 	var macs []string
 	for _, i := range ifs {
-		macs = append(macs, str(i.(map[string]any)["mac_address"]))
+		ifc := i.(map[string]any)
+		macs = append(macs, str(ifc["mac_address"]))
+		// biosdevname from SMBIOS type 41; none when SMBIOS says nothing
+		wantName := ""
+		if m.onboard {
+			wantName = "em1"
+		}
+		if name, ok := ifc["biosdevname"]; str(name) != wantName || ok != (wantName != "") {
+			t.Errorf("interface %v: biosdevname %v, want %q", ifc["name"], name, wantName)
+		}
 	}
 	if len(macs) != 1 || macs[0] != m.mac {
 		t.Errorf("interfaces' MACs = %v, want [%s]", macs, m.mac)

@@ -137,7 +137,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // work stop, the conductor finishes or cancels its tasks and releases
 // their locks (all within [conductor]graceful_shutdown_timeout), then the
 // BMC sessions, the inspector's background work and the database close.
-func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir string, log *slog.Logger, sigs *signals) (err error) {
+func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir string, log *slog.Logger, sigs *signals) error {
 	has := func(r string) bool { return slices.Contains(roles, r) }
 	if cfg.Database.Connection == "" {
 		if err := os.MkdirAll(dataDir, 0o750); err != nil {
@@ -234,8 +234,9 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	// missing interface or a bad address refuses the start with nothing
 	// else begun; until the group runs they are closed on failure.
 	var servers []httpPart
+	running := false
 	defer func() {
-		if err != nil {
+		if !running {
 			for _, s := range servers {
 				s.Listener.Close()
 			}
@@ -309,8 +310,9 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		g.Go("netboot", nb.Serve)
 	}
 	for _, s := range servers {
-		g.Go(s.name, s.Run)
+		g.Go(s.name+" server", s.Run)
 	}
+	running = true
 	log.Info("ferro started", "roles", strings.Join(roles, ","), "version", buildVersion())
 	return g.Run(ctx)
 }

@@ -117,15 +117,24 @@ func TestServe_SIGTERMDrainsInOrder(t *testing.T) {
 		t.Fatalf("node %v reserved by %v, want verifying and locked by its running task", got["provision_state"], got["reservation"])
 	}
 
-	// A request in flight: its headers and half its body.
+	// A request in flight: its handler has started (Go's server answers
+	// "100 Continue" when it first reads the body), its body not sent yet.
 	body := []byte(`{"driver": "fake-hardware", "name": "created-while-draining"}`)
 	conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(srv.Port))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /v1/nodes HTTP/1.1\r\nHost: ferro\r\nContent-Type: application/json\r\nX-OpenStack-Ironic-API-Version: latest\r\nContent-Length: %d\r\n\r\n", len(body))
-	conn.Write(body[:10])
+	fmt.Fprintf(conn, "POST /v1/nodes HTTP/1.1\r\nHost: ferro\r\nContent-Type: application/json\r\nX-OpenStack-Ironic-API-Version: latest\r\n"+
+		"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(body))
+	rd := bufio.NewReader(conn)
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if line, err := rd.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100 ") {
+		t.Fatalf("no 100 Continue for the request: %q, %v", line, err)
+	}
+	if line, err := rd.ReadString('\n'); err != nil || line != "\r\n" {
+		t.Fatalf("after 100 Continue: %q, %v", line, err)
+	}
 
 	if err := srv.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -146,8 +155,8 @@ func TestServe_SIGTERMDrainsInOrder(t *testing.T) {
 	if err := srv.Signal(syscall.SIGTERM); err != nil { // absorbed while draining
 		t.Fatal(err)
 	}
-	conn.Write(body[10:])
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	conn.Write(body)
+	resp, err := http.ReadResponse(rd, nil)
 	if err != nil {
 		t.Fatalf("the request in flight got no answer: %v\n%s", err, srv.Log())
 	}

@@ -1,17 +1,13 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	inspectorapi "github.com/ferrometal/ferro/internal/api/inspector"
@@ -122,23 +118,6 @@ func (s *security) reload() {
 			s.log.Info("SIGHUP: http_basic user file reloaded")
 		}
 	}
-}
-
-// watchSIGHUP reloads on every SIGHUP until ctx ends.
-func (s *security) watchSIGHUP(ctx context.Context) {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGHUP)
-	go func() {
-		defer signal.Stop(ch)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-ch:
-				s.reload()
-			}
-		}
-	}()
 }
 
 // tlsConfig is the listeners' TLS configuration, nil without enable_ssl_api.

@@ -11,11 +11,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	inspectorapi "github.com/ferrometal/ferro/internal/api/inspector"
@@ -37,6 +35,7 @@ import (
 	"github.com/ferrometal/ferro/internal/netboot"
 	"github.com/ferrometal/ferro/internal/neutron"
 	"github.com/ferrometal/ferro/internal/openstack"
+	"github.com/ferrometal/ferro/internal/service"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 	"golang.org/x/net/netutil"
@@ -120,19 +119,25 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := checkCallback(cfg, roles, log); err != nil {
 		return fail(err)
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	if err := runServer(ctx, cfg, roles, *dataDir, log); err != nil {
+	sigs := subscribeSignals()
+	defer sigs.stop()
+	if err := runServer(ctx, cfg, roles, *dataDir, log, sigs); err != nil {
 		log.Error("ferro stopped with an error", "error", err)
 		return 1
 	}
 	return 0
 }
 
-// runServer wires and runs the roles until ctx is cancelled, then shuts down
-// in order: stop accepting requests, let the conductor finish or release its
-// tasks, close the database.
-func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir string, log *slog.Logger) error {
+// runServer builds the roles' parts and runs them under one
+// service.Group until ctx ends, a signal stops them or one of them fails.
+// Start-up does everything that can refuse to start first (certificate,
+// database, sockets, recovery); the group then stops the parts in the
+// reverse order of their start: the HTTP servers stop accepting requests
+// and finish those in flight, the netboot and the inspector's periodic
+// work stop, the conductor finishes or cancels its tasks and releases
+// their locks (all within [conductor]graceful_shutdown_timeout), then the
+// BMC sessions, the inspector's background work and the database close.
+func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir string, log *slog.Logger, sigs *signals) error {
 	has := func(r string) bool { return slices.Contains(roles, r) }
 	if cfg.Database.Connection == "" {
 		if err := os.MkdirAll(dataDir, 0o750); err != nil {
@@ -167,11 +172,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		cond    *conductor.Conductor
 		insp    *inspector.Service
 		inspAPI http.Handler
-		servers []*http.Server
 	)
-	bgCtx, bgCancel := context.WithCancel(context.Background())
-	defer bgCancel()
-
 	if has(roleInspector) {
 		bm, err := inspectorBareMetal(cfg, db, func() *conductor.Conductor { return cond }, has(roleAPI))
 		if err != nil {
@@ -189,11 +190,12 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		if err != nil {
 			return err
 		}
+		// After the group: the manage_boot reboots and power-offs it runs
+		// in the background had the conductor's drain to finish.
 		defer insp.Close()
 		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit,
 			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports,
 			ReportReadTimeout:    time.Duration(cfg.Default.ClientSocketTimeout) * time.Second})
-		go insp.Run(bgCtx)
 	}
 
 	inspectClient, err := inspectorClient(cfg, inspAPI)
@@ -212,21 +214,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	if err != nil {
 		return err
 	}
-	// The api role takes node locks and runs the work of its requests
-	// itself (there is no RPC between roles), so a process with it starts a
-	// conductor too: without the conductor role, an api-only one that only
-	// heart-beats (conductor.Options.APIOnly).
-	runsConductor := has(roleConductor) || has(roleAPI)
 	cond = conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log, APIOnly: !has(roleConductor)})
-	if runsConductor {
-		if err := cond.Start(ctx); err != nil {
-			return err
-		}
-	}
-	if insp != nil {
-		// Reports a crashed run was processing: finish them now.
-		insp.Recover(ctx)
-	}
 
 	// The built-in netboot runs beside the API: its HTTP boot files are on
 	// the API port unless [deploy]http_listen is set.
@@ -240,19 +228,20 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		if nb, err = netboot.New(nbOpts); err != nil {
 			return err
 		}
-		if err := nb.Listen(); err != nil {
-			return err
-		}
-		nbDone := make(chan error, 1)
-		go func() { nbDone <- nb.Serve(bgCtx) }()
-		defer func() {
-			bgCancel()
-			if err := <-nbDone; err != nil {
-				log.Error("netboot stopped with an error", "error", err)
-			}
-		}()
 	}
 
+	// Bind every socket before anything runs, so that a busy port, a
+	// missing interface or a bad address refuses the start with nothing
+	// else begun; until the group runs they are closed on failure.
+	var servers []httpPart
+	running := false
+	defer func() {
+		if !running {
+			for _, s := range servers {
+				s.Listener.Close()
+			}
+		}
+	}()
 	if has(roleAPI) {
 		mux := http.NewServeMux()
 		mux.Handle("/", ironic.New(ironic.Options{Store: db, Conductor: cond, Config: cfg, Log: log, Version: buildVersion()}))
@@ -286,27 +275,46 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		}
 		servers = append(servers, srv)
 	}
-	sec.watchSIGHUP(ctx)
-	log.Info("ferro started", "roles", strings.Join(roles, ","), "version", buildVersion())
+	if nb != nil {
+		if err := nb.Listen(); err != nil {
+			return err
+		}
+	}
 
-	<-ctx.Done()
-	log.Info("shutting down")
-	grace := time.Duration(cfg.Conductor.GracefulShutdownTimeout) * time.Second
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	var errs []error
-	for _, s := range servers {
-		if err := s.Shutdown(sctx); err != nil {
-			errs = append(errs, fmt.Errorf("stop http server %s: %w", s.Addr, err))
-		}
-	}
-	bgCancel()
+	// The api role takes node locks and runs the work of its requests
+	// itself (there is no RPC between roles), so a process with it starts a
+	// conductor too: without the conductor role, an api-only one that only
+	// heart-beats (conductor.Options.APIOnly). Its recovery is done before
+	// the API serves.
+	runsConductor := has(roleConductor) || has(roleAPI)
 	if runsConductor {
-		if err := cond.Stop(sctx); err != nil {
-			errs = append(errs, err)
+		if err := cond.Start(ctx); err != nil {
+			return err
 		}
 	}
-	return errors.Join(errs...)
+	if insp != nil {
+		// Reports a crashed run was processing: finish them now.
+		insp.Recover(ctx)
+	}
+
+	// The parts stop in the reverse order of these calls.
+	g := &service.Group{Grace: time.Duration(cfg.Conductor.GracefulShutdownTimeout) * time.Second, Log: log}
+	g.Go("signals", sigs.part(sec.reload))
+	if runsConductor {
+		g.Go("conductor", cond.Run)
+	}
+	if insp != nil {
+		g.Go("inspector", insp.Run)
+	}
+	if nb != nil {
+		g.Go("netboot", nb.Serve)
+	}
+	for _, s := range servers {
+		g.Go(s.name+" server", s.Run)
+	}
+	running = true
+	log.Info("ferro started", "roles", strings.Join(roles, ","), "version", buildVersion())
+	return g.Run(ctx)
 }
 
 // limits bound what one client of a listener may hold.
@@ -326,15 +334,21 @@ func listenLimits(cfg *config.Config) limits {
 	}
 }
 
-// listen binds addr now (so a busy port fails start-up) and serves in the
-// background. Every connection has a read deadline (headers within 10 s,
-// the whole request within the socket timeout), a write deadline and an idle
-// timeout, and the listener accepts at most maxConns at once, so slow or
-// idle clients cannot pile up.
-func listen(addr string, h http.Handler, tlsConf *tls.Config, lim limits, log *slog.Logger, name string) (*http.Server, error) {
+// httpPart is a bound HTTP server and the name it is logged by.
+type httpPart struct {
+	name string
+	service.HTTPServer
+}
+
+// listen binds addr now, so that a busy port fails start-up; the part
+// serves once the group runs. Every connection has a read deadline
+// (headers within 10 s, the whole request within the socket timeout), a
+// write deadline and an idle timeout, and the listener accepts at most
+// maxConns at once, so slow or idle clients cannot pile up.
+func listen(addr string, h http.Handler, tlsConf *tls.Config, lim limits, log *slog.Logger, name string) (httpPart, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("listen for %s on %s: %w", name, addr, err)
+		return httpPart{}, fmt.Errorf("listen for %s on %s: %w", name, addr, err)
 	}
 	ln = netutil.LimitListener(ln, lim.maxConns)
 	if tlsConf != nil {
@@ -351,13 +365,8 @@ func listen(addr string, h http.Handler, tlsConf *tls.Config, lim limits, log *s
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		TLSConfig:         tlsConf,
 	}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("http server failed", "server", name, "error", err)
-		}
-	}()
 	log.Info("listening", "server", name, "address", ln.Addr().String())
-	return srv, nil
+	return httpPart{name: name, HTTPServer: service.HTTPServer{Server: srv, Listener: ln}}, nil
 }
 
 // newRegistry builds the driver registry from [DEFAULT]enabled_* and

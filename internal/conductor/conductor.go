@@ -18,6 +18,7 @@ import (
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/service"
 	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -235,6 +236,17 @@ func (c *Conductor) Stop(ctx context.Context) error {
 	}
 	c.log.Info("conductor stopped", "host", c.host)
 	return errors.Join(errs...)
+}
+
+// Run is the started conductor as a part of the process (service.Group):
+// it waits until ctx ends, then stops the conductor (Stop) on
+// service.DrainContext, so running tasks may finish until the group's
+// drain deadline and are cancelled after it. Call it after Start.
+func (c *Conductor) Run(ctx context.Context) error {
+	<-ctx.Done()
+	dctx, cancel := service.DrainContext(ctx)
+	defer cancel()
+	return c.Stop(dctx)
 }
 
 // takeWorker reserves a slot in the worker pool, or fails with

@@ -418,14 +418,16 @@ func (s *Service) CheckTimeouts(ctx context.Context) {
 	}
 }
 
-// Run runs the periodic timeout check until ctx is done.
-func (s *Service) Run(ctx context.Context) {
+// Run runs the periodic timeout check and recovery until ctx is done; it
+// returns nil then. Background work a start or an abort began (manage_boot
+// reboots, power-offs) goes on until Close.
+func (s *Service) Run(ctx context.Context) error {
 	t := time.NewTicker(60 * time.Second)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-t.C:
 			s.CheckTimeouts(ctx)
 			s.Recover(ctx)

@@ -83,9 +83,11 @@ type Inspector struct {
 	// Progress records the inspection's phases in the node's history;
 	// nil records nothing.
 	Progress driver.ProgressRecorder
-	// Leases releases the node's DHCP leases of the built-in netboot at
-	// teardown; nil when another DHCP serves the nodes. Its failure is
-	// only logged: the netboot's sweep releases them later.
+	// Leases releases the node's DHCP leases of the built-in netboot when
+	// its inspection ends, on either path (the managed teardown, or the
+	// end of an introspection whose boot the inspector managed); nil when
+	// another DHCP serves the nodes. Its failure is only logged: the
+	// netboot's sweep releases them later.
 	Leases LeaseReleaser
 }
 
@@ -290,11 +292,7 @@ func (i *Inspector) teardown(ctx context.Context, t *driver.Task, powerOff bool)
 	} else {
 		i.record(ctx, t, driver.PhaseNetworkRemoved, "")
 	}
-	if i.Leases != nil {
-		if err := i.Leases.ReleaseLeases(context.WithoutCancel(ctx), t.Node.UUID); err != nil {
-			t.Log.Warn("cannot release the DHCP leases; the netboot's sweep will", "error", err)
-		}
-	}
+	i.releaseLeases(ctx, t)
 	if powerOff {
 		timeout := time.Duration(i.cfg.Conductor.PowerStateChangeTimeout) * time.Second
 		if err := i.setPower(ctx, t, baremetal.PowerOff, timeout); err != nil {
@@ -304,6 +302,19 @@ func (i *Inspector) teardown(ctx context.Context, t *driver.Task, powerOff bool)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// releaseLeases releases the node's built-in DHCP leases at once rather
+// than at the netboot's next sweep, so that the addresses are free for
+// other nodes and no lease outlives the inspection. A failure is logged;
+// the sweep stays the backstop.
+func (i *Inspector) releaseLeases(ctx context.Context, t *driver.Task) {
+	if i.Leases == nil {
+		return
+	}
+	if err := i.Leases.ReleaseLeases(context.WithoutCancel(ctx), t.Node.UUID); err != nil {
+		t.Log.Warn("cannot release the DHCP leases; the netboot's sweep will", "error", err)
+	}
 }
 
 // record notes a phase in the node's history.
@@ -366,12 +377,16 @@ func (i *Inspector) Status(ctx context.Context, t *driver.Task) (driver.InspectS
 	return i.client.Status(ctx, t.Node.UUID)
 }
 
-// Finish tears down the managed path and, on success, stores the
-// inventory. The conductor saves the node with its new state.
+// Finish tears down the managed path (on the unmanaged one the inspector
+// has powered the node off; only its DHCP leases are released) and, on
+// success, stores the inventory. The conductor saves the node with its new
+// state.
 func (i *Inspector) Finish(ctx context.Context, t *driver.Task, st driver.InspectStatus) error {
 	var err error
 	if managed(t.Node) {
 		err = i.teardown(ctx, t, i.cfg.Inspector.PowerOff)
+	} else {
+		i.releaseLeases(ctx, t)
 	}
 	delete(t.Node.DriverInternalInfo, ManageBootKey)
 	if err == nil && st.Error == "" {
@@ -410,6 +425,8 @@ func (i *Inspector) Abort(ctx context.Context, t *driver.Task) error {
 		if err := i.teardown(ctx, t, true); err != nil {
 			errs = append(errs, err)
 		}
+	} else {
+		i.releaseLeases(ctx, t)
 	}
 	delete(t.Node.DriverInternalInfo, ManageBootKey)
 	return errors.Join(errs...)

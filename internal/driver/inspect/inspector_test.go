@@ -93,6 +93,13 @@ func (f *fakeClient) Data(context.Context, string) (map[string]any, error) {
 	return f.data, f.c.do("get data")
 }
 
+// fakeLeases records releases in the same call log.
+type fakeLeases struct{ c *calls }
+
+func (l fakeLeases) ReleaseLeases(_ context.Context, nodeUUID string) error {
+	return l.c.do("release leases of " + nodeUUID)
+}
+
 type fakeStore struct{ inv *baremetal.Inventory }
 
 func (s *fakeStore) UpdateNode(context.Context, *baremetal.Node) error { return nil }
@@ -357,6 +364,61 @@ func TestFinish_UnmanagedDoesNoTeardown(t *testing.T) {
 	}
 	if len(r.c.log) != 0 {
 		t.Errorf("calls = %v", r.c.log)
+	}
+}
+
+// With the built-in netboot, every end of an inspection releases the
+// node's DHCP leases at once: the managed teardown (before the power-off)
+// and, on the unmanaged path, the end of the introspection whose boot the
+// inspector managed (finished, failed or timed out, and aborted).
+func TestEnd_ReleasesLeasesOnBothPaths(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		managed bool
+		end     func(r *rig) error
+		want    []string
+	}{
+		{"managed finish", true, func(r *rig) error { return r.insp.Finish(ctx, r.task, driver.InspectStatus{Finished: true}) },
+			[]string{"clean up ramdisk", "remove network", "release leases", "power off", "get data"}},
+		{"managed abort", true, func(r *rig) error { return r.insp.Abort(ctx, r.task) },
+			[]string{"abort introspection", "clean up ramdisk", "remove network", "release leases", "power off"}},
+		{"unmanaged finish", false, func(r *rig) error { return r.insp.Finish(ctx, r.task, driver.InspectStatus{Finished: true}) },
+			[]string{"release leases", "get data"}},
+		{"unmanaged error or timeout", false, func(r *rig) error {
+			return r.insp.Finish(ctx, r.task, driver.InspectStatus{Finished: true, Error: "Introspection timeout"})
+		}, []string{"release leases"}},
+		{"unmanaged abort", false, func(r *rig) error { return r.insp.Abort(ctx, r.task) },
+			[]string{"abort introspection", "release leases"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t)
+			r.insp.Leases = fakeLeases{r.c}
+			r.task.Node.DriverInternalInfo[ManageBootKey] = tc.managed
+			if err := tc.end(r); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range r.c.log {
+				if c == "release leases of "+r.task.Node.UUID {
+					r.c.log[i] = "release leases"
+				}
+			}
+			if diff := cmp.Diff(tc.want, r.c.log); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A release that fails is not the inspection's failure: the netboot's
+// sweep releases the leases later.
+func TestEnd_LeaseReleaseFailureOnlyLogged(t *testing.T) {
+	r := newRig(t)
+	r.insp.Leases = fakeLeases{r.c}
+	r.c.fail["release leases of "+r.task.Node.UUID] = errors.New("database locked")
+	r.task.Node.DriverInternalInfo[ManageBootKey] = false
+	if err := r.insp.Finish(context.Background(), r.task, driver.InspectStatus{Finished: true}); err != nil {
+		t.Fatalf("Finish: %v", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/states"
 )
 
 // ChangePowerState validates the power interface under the node's lock,
@@ -37,7 +38,14 @@ func (c *Conductor) ChangePowerState(ctx context.Context, ident, target string, 
 	if target == baremetal.PowerReboot {
 		t.Node.TargetPowerState = baremetal.PowerOn
 	}
-	t.Node.LastError = ""
+	// Ironic clears last_error at every power action. A power-off of a
+	// node whose inspection failed keeps it: on the unmanaged path the
+	// inspector powers the node off after an abort or a timeout, just
+	// after the conductor wrote why, and that reason (the phase a timeout
+	// reached) is what the operator needs.
+	if target != baremetal.PowerOff || t.Node.ProvisionState != states.InspectFailed {
+		t.Node.LastError = ""
+	}
 	if err := t.SaveNode(ctx); err != nil {
 		c.giveBackWorker()
 		c.release(t)

@@ -237,3 +237,25 @@ func (l *lab) waitState(ctx context.Context, uuid, want string) (map[string]any,
 		}
 	}
 }
+
+// waitPowerOff waits until the node is off with no power action pending.
+func (l *lab) waitPowerOff(ctx context.Context, uuid string) (map[string]any, error) {
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, apiURL+"/v1/nodes/"+uuid, nil)
+		req.Header.Set("X-OpenStack-Ironic-API-Version", "latest")
+		resp, err := l.client.Do(req)
+		if err == nil {
+			var n map[string]any
+			err = json.NewDecoder(resp.Body).Decode(&n)
+			resp.Body.Close()
+			if err == nil && n["power_state"] == "power off" && n["target_power_state"] == nil {
+				return n, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("node %s never powered off: %v", uuid, ctx.Err())
+		case <-time.After(250 * time.Millisecond): // the API has no change feed
+		}
+	}
+}

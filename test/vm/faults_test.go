@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 	"github.com/ferrometal/ferro/internal/testing/vbmctest"
 	"github.com/ferrometal/ferro/internal/vbmc"
@@ -152,19 +151,8 @@ func (l *lab) assertTornDown(t *testing.T, uuid string) {
 	if err := l.waitLog(ctx, regexp.MustCompile(`dhcp: lease released on teardown.*node=`+uuid)); err != nil {
 		t.Error(err)
 	}
-	db, err := sqlstore.Open(t.Context(), "sqlite://"+filepath.Join(l.dir, "data", "ferro.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	all, err := db.ListLeases(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, le := range all {
-		if le.NodeUUID == uuid {
-			t.Errorf("lease left: %+v", le)
-		}
+	if left := l.leases(t, uuid); len(left) != 0 {
+		t.Errorf("leases left: %v", left)
 	}
 	if st := l.node(uuid)["power_state"]; st != "power off" {
 		t.Errorf("power_state %v after the teardown, want power off", st)

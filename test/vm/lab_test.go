@@ -215,6 +215,20 @@ func (l *lab) get(url string) (int, []byte) {
 
 // waitState polls the node over the API until its provision state is want.
 func (l *lab) waitState(ctx context.Context, uuid, want string) (map[string]any, error) {
+	return l.waitNode(ctx, uuid, "provision state "+want, func(n map[string]any) (bool, error) {
+		if n["provision_state"] == want {
+			return true, nil
+		}
+		if n["target_provision_state"] == nil && (n["provision_state"] == "inspect failed" || n["provision_state"] == "manageable") {
+			return false, fmt.Errorf("node %s settled in %v (last_error %v), want %s", uuid, n["provision_state"], n["last_error"], want)
+		}
+		return false, nil
+	})
+}
+
+// waitNode polls the node (the API has no change feed) until done says so
+// or fails.
+func (l *lab) waitNode(ctx context.Context, uuid, what string, done func(map[string]any) (bool, error)) (map[string]any, error) {
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, apiURL+"/v1/nodes/"+uuid, nil)
 		req.Header.Set("X-OpenStack-Ironic-API-Version", "latest")
@@ -223,16 +237,16 @@ func (l *lab) waitState(ctx context.Context, uuid, want string) (map[string]any,
 			var n map[string]any
 			err = json.NewDecoder(resp.Body).Decode(&n)
 			resp.Body.Close()
-			if err == nil && n["provision_state"] == want {
-				return n, nil
-			}
-			if err == nil && n["target_provision_state"] == nil && (n["provision_state"] == "inspect failed" || n["provision_state"] == "manageable") {
-				return n, fmt.Errorf("node %s settled in %v (last_error %v), want %s", uuid, n["provision_state"], n["last_error"], want)
+			if err == nil {
+				ok, err := done(n)
+				if ok || err != nil {
+					return n, err
+				}
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("node %s never reached %s: %v", uuid, want, ctx.Err())
+			return nil, fmt.Errorf("node %s never reached %s: %v", uuid, what, ctx.Err())
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
@@ -240,22 +254,7 @@ func (l *lab) waitState(ctx context.Context, uuid, want string) (map[string]any,
 
 // waitPowerOff waits until the node is off with no power action pending.
 func (l *lab) waitPowerOff(ctx context.Context, uuid string) (map[string]any, error) {
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, apiURL+"/v1/nodes/"+uuid, nil)
-		req.Header.Set("X-OpenStack-Ironic-API-Version", "latest")
-		resp, err := l.client.Do(req)
-		if err == nil {
-			var n map[string]any
-			err = json.NewDecoder(resp.Body).Decode(&n)
-			resp.Body.Close()
-			if err == nil && n["power_state"] == "power off" && n["target_power_state"] == nil {
-				return n, nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("node %s never powered off: %v", uuid, ctx.Err())
-		case <-time.After(250 * time.Millisecond): // the API has no change feed
-		}
-	}
+	return l.waitNode(ctx, uuid, "power off", func(n map[string]any) (bool, error) {
+		return n["power_state"] == "power off" && n["target_power_state"] == nil, nil
+	})
 }

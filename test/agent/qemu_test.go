@@ -235,14 +235,10 @@ func buildRamdisk(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	wd, _ := os.Getwd()
 	src := ramdisk.FindSource(wd)
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
 	out := t.TempDir()
 	started := time.Now()
 	res, err := ramdisk.Build(ctx, ramdisk.BuildOptions{
-		CacheDir:    filepath.Join(cache, "ferro", "kernels"),
+		CacheDir:    ramdisk.DefaultKernelCache(),
 		AgentSource: src,
 		OutDir:      out,
 	})

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -426,4 +427,27 @@ func TestBaremetalCLI_ManualClean(t *testing.T) {
 	expect(t, "after a failed clean", node, "clean failed", "provision_state")
 	expect(t, "after a failed clean", node, "Cannot clean node "+node["uuid"].(string)+
 		": node does not support this clean step: {'interface': 'deploy', 'step': 'erase_devices'}", "last_error")
+}
+
+// TestBaremetalCLI_ChassisListSortedByDescription sorts on a field ferro
+// keeps only in the chassis' body, as the client asks for it (sort_key and
+// sort_dir).
+func TestBaremetalCLI_ChassisListSortedByDescription(t *testing.T) {
+	c, _ := start(t)
+	for _, d := range []string{"rack b", "rack a", "rack c"} {
+		c.object("chassis", "create", "--description", d)
+	}
+	for sort, want := range map[string][]string{
+		"description":      {"rack a", "rack b", "rack c"},
+		"description:desc": {"rack c", "rack b", "rack a"},
+	} {
+		rows := c.rows("chassis", "list", "--sort", sort, "--limit", "0", "--long")
+		var got []string
+		for _, r := range rows {
+			got = append(got, fmt.Sprint(r["Description"]))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("chassis list --sort %s = %v, want %v", sort, got, want)
+		}
+	}
 }

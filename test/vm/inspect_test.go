@@ -72,15 +72,11 @@ func builtRamdisk(t *testing.T) string {
 			return
 		}
 		wd, _ := os.Getwd()
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			cache = os.TempDir()
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		var res *ramdisk.Result
 		res, ramdiskErr = ramdisk.Build(ctx, ramdisk.BuildOptions{
-			CacheDir: filepath.Join(cache, "ferro", "kernels"), AgentSource: ramdisk.FindSource(wd), OutDir: ramdiskDir})
+			CacheDir: ramdisk.DefaultKernelCache(), AgentSource: ramdisk.FindSource(wd), OutDir: ramdiskDir})
 		if ramdiskErr == nil {
 			t.Logf("ramdisk: kernel %d bytes, initramfs %d bytes", res.KernelBytes, res.InitramfsBytes)
 		}

@@ -110,6 +110,9 @@ func (s *server) listAllocations(rq *request) error {
 	if err != nil {
 		return err
 	}
+	if err := rq.checkSortColumn(p.sortKey, allocationSortColumns); err != nil {
+		return err
+	}
 	fields := a.stringList("fields")
 	if fields != nil {
 		if err := checkFields(fields, rq.minor, allocationFieldMin); err != nil {

@@ -22,6 +22,7 @@ var chassisResource = &resource[*baremetal.Chassis]{
 	asWritten:   true,
 	defaults:    []string{"uuid", "description"},
 	invalidSort: []string{"extra"},
+	sortColumns: chassisSortColumns,
 	fieldMin:    fieldMinOf(0, "uuid", "description", "extra", "created_at", "updated_at"),
 	internal:    []string{"created_at", "id", "links", "nodes", "updated_at", "uuid"},
 	subLinks:    []string{"nodes"},

@@ -158,8 +158,10 @@ func (s *server) listConductors(rq *request) error {
 		slices.SortStableFunc(list, func(a, b *store.Conductor) int { return strings.Compare(a.Group, b.Group) })
 	case "created_at":
 		slices.SortStableFunc(list, func(a, b *store.Conductor) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	default:
+	case "alive", "drivers": // conductor.py's invalid_sort_key_list
 		return badRequest("The sort_key value %s is an invalid field for sorting", p.sortKey)
+	default: // no column of models.Conductor, or one ferro does not sort on
+		return badRequest("The sort_key value \"%s\" is an invalid field for sorting", p.sortKey)
 	}
 	if p.sortDir == "desc" {
 		slices.Reverse(list)

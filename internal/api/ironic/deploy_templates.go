@@ -26,6 +26,7 @@ var deployTemplateResource = &resource[*baremetal.DeployTemplate]{
 	byName:      true,
 	defaults:    []string{"uuid", "name"},
 	invalidSort: []string{"extra", "steps"},
+	sortColumns: deployTemplateSortColumns,
 	fieldMin:    fieldMinOf(v55DeployTemplates, "uuid", "name", "steps", "extra", "created_at", "updated_at"),
 	internal:    []string{"created_at", "id", "links", "updated_at", "uuid"},
 	view: func(o *objWriter, dt *baremetal.DeployTemplate, fs fieldSet) {

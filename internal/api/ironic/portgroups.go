@@ -111,6 +111,9 @@ func (s *server) listPortgroups(rq *request, detailPath bool) error {
 	if err := rq.sortAndFields(a, &p, portgroupFieldMin, defaultPortgroupFields, detailPath); err != nil {
 		return err
 	}
+	if err := rq.checkSortColumn(p.sortKey, portgroupSortColumns); err != nil {
+		return err
+	}
 	var f store.PortgroupFilter
 	f.Page = p.page
 	nodeIdent := a.str("node")

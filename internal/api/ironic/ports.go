@@ -95,6 +95,9 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 	if err := rq.sortAndFields(a, &p, portFieldMin, defaultPortFields, detailPath); err != nil {
 		return err
 	}
+	if err := rq.checkSortColumn(p.sortKey, portSortColumns); err != nil {
+		return err
+	}
 	pgIdent := a.str("portgroup")
 	if pgIdent != "" && rq.minor < v24PortgroupSubcontrol {
 		return notAcceptable()

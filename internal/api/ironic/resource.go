@@ -37,6 +37,7 @@ type resource[T any] struct {
 
 	defaults    []string // a list's fields when fields is not given
 	invalidSort []string
+	sortColumns sortColumns // what Ironic sorts on (sortkeys.go)
 	fieldMin    map[string]int
 	internal    []string // what a PATCH may not touch
 	mandatory   []string // what a PATCH may not remove
@@ -206,6 +207,9 @@ func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) err
 			return err
 		}
 		if err := rq.sortAndFields(a, &p, r.fieldMin, r.defaults, detailPath); err != nil {
+			return err
+		}
+		if err := rq.checkSortColumn(p.sortKey, r.sortColumns); err != nil {
 			return err
 		}
 		var nodeUUID, parent string

@@ -57,6 +57,7 @@ var volumeConnectors = volumeResource(&resource[*baremetal.VolumeConnector]{
 	noun:        "volume connector",
 	defaults:    []string{"uuid", "node_uuid", "type", "connector_id"},
 	invalidSort: []string{"extra"},
+	sortColumns: volumeConnectorSortColumns,
 	fieldMin:    fieldMinOf(v32Volume, "uuid", "node_uuid", "type", "connector_id", "extra", "created_at", "updated_at"),
 	mandatory:   []string{"connector_id", "node_uuid", "type"},
 	view: func(o *objWriter, c *baremetal.VolumeConnector, fs fieldSet) {
@@ -118,6 +119,7 @@ var volumeTargets = volumeResource(&resource[*baremetal.VolumeTarget]{
 	noun:        "volume target",
 	defaults:    []string{"uuid", "node_uuid", "volume_type", "boot_index", "volume_id"},
 	invalidSort: []string{"extra", "properties"},
+	sortColumns: volumeTargetSortColumns,
 	fieldMin:    fieldMinOf(v32Volume, "uuid", "node_uuid", "volume_type", "boot_index", "volume_id", "properties", "extra", "created_at", "updated_at"),
 	mandatory:   []string{"boot_index", "node_uuid", "volume_id", "volume_type"},
 	view: func(o *objWriter, vt *baremetal.VolumeTarget, fs fieldSet) {

@@ -15,8 +15,14 @@ var allocationsTable = newBodyTable(&bodyTable[*baremetal.Allocation]{
 		kind:   "allocation",
 		marker: "uuid",
 		sorts: standardSorts(map[string]sortColumn{
-			"name":  {col: "name", nullable: true},
-			"state": {col: "state"},
+			"name":           {col: "name", nullable: true},
+			"state":          {col: "state"},
+			"node_id":        idSort("nodes", "node_uuid"),
+			"owner":          {col: "owner"},
+			"resource_class": {col: "resource_class"},
+			"last_error":     bodySort("last_error"),
+			// Ironic's conductor_affinity; ferro keeps none, so all rows tie.
+			"conductor_affinity": {col: "id"},
 		}),
 		defaultSort: "created_at",
 		defaultDir:  "asc",

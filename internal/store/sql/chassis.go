@@ -13,7 +13,7 @@ var chassisTable = newBodyTable(&bodyTable[*baremetal.Chassis]{
 		name:        "chassis",
 		kind:        "chassis",
 		marker:      "uuid",
-		sorts:       standardSorts(nil),
+		sorts:       standardSorts(map[string]sortColumn{"description": bodySort("description")}),
 		defaultSort: "created_at",
 		defaultDir:  "asc",
 	},

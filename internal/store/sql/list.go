@@ -33,18 +33,48 @@ type sortColumn struct {
 	col      string
 	nullable bool
 	time     bool
+	// sql, when set, computes the key of the row aliased alias (a field of
+	// its JSON body, another table's id) instead of reading col.
+	sql func(d *dialect, alias string) string
+	// zero stands in for NULL instead of '' (for numbers).
+	zero string
 }
 
 func (c sortColumn) expr(d *dialect, alias string) string {
 	e := alias + "." + c.col
+	if c.sql != nil {
+		e = c.sql(d, alias)
+	}
 	switch {
 	case !c.nullable:
 		return e
 	case c.time:
 		return "COALESCE(" + e + ", " + d.minTime + ")"
+	case c.zero != "":
+		return "COALESCE(" + e + ", " + c.zero + ")"
 	default:
 		return "COALESCE(" + e + ", '')"
 	}
+}
+
+// bodySort sorts on a top-level field of the JSON body, as Ironic sorts on
+// the column of that name. A field the body omits sorts as ”. Booleans are
+// 0 and 1 on SQLite, 'false' and 'true' on PostgreSQL: false first on both.
+func bodySort(field string) sortColumn {
+	return sortColumn{nullable: true, sql: func(d *dialect, alias string) string {
+		if d == sqliteDialect {
+			return "json_extract(" + alias + ".body, '$." + field + "')"
+		}
+		return "(" + alias + ".body->>'" + field + "')"
+	}}
+}
+
+// idSort sorts on the integer id of the table row whose uuid is col, as
+// Ironic sorts on its node_id and portgroup_id foreign keys. None sorts as 0.
+func idSort(table, col string) sortColumn {
+	return sortColumn{nullable: true, zero: "0", sql: func(_ *dialect, alias string) string {
+		return "(SELECT r.id FROM " + table + " r WHERE r.uuid = " + alias + "." + col + ")"
+	}}
 }
 
 // byUUIDOrName is the WHERE clause that finds the one row whose UUID or name
@@ -117,7 +147,7 @@ func (q *listQuery) build(p store.Page) (string, error) {
 	}
 	sc, ok := q.t.sorts[key]
 	if !ok {
-		return "", invalid("cannot sort %ss by %q: the sort key must be one of %s",
+		return "", invalid("cannot sort the %s list by %q: the sort key must be one of %s",
 			q.t.kind, key, strings.Join(slices.Sorted(maps.Keys(q.t.sorts)), ", "))
 	}
 	dir := strings.ToLower(p.SortDir)
@@ -311,6 +341,9 @@ func standardSorts(extra map[string]sortColumn) map[string]sortColumn {
 		"uuid":       {col: "uuid"},
 		"created_at": {col: "created_at"},
 		"updated_at": {col: "updated_at", nullable: true, time: true},
+		// Ironic's version column is the object version every row shares:
+		// its order is the id order.
+		"version": {col: "id"},
 	}
 	maps.Copy(m, extra)
 	return m

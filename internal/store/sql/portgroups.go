@@ -15,8 +15,14 @@ var portgroupsTable = newBodyTable(&bodyTable[*baremetal.Portgroup]{
 		kind:   "portgroup",
 		marker: "uuid",
 		sorts: standardSorts(map[string]sortColumn{
-			"name":    {col: "name", nullable: true},
-			"address": {col: "address", nullable: true},
+			"name":                       {col: "name", nullable: true},
+			"address":                    {col: "address", nullable: true},
+			"node_id":                    idSort("nodes", "node_uuid"),
+			"mode":                       bodySort("mode"),
+			"standalone_ports_supported": bodySort("standalone_ports_supported"),
+			"physical_network":           bodySort("physical_network"),
+			// Ironic's category column; ferro keeps none, so all rows tie.
+			"category": {col: "id"},
 		}),
 		defaultSort: "created_at",
 		defaultDir:  "asc",

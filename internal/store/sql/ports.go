@@ -14,10 +14,19 @@ import (
 )
 
 var portsTable = &table{
-	name:        "ports",
-	kind:        "port",
-	marker:      "uuid",
-	sorts:       standardSorts(map[string]sortColumn{"address": {col: "address", nullable: true}}),
+	name:   "ports",
+	kind:   "port",
+	marker: "uuid",
+	sorts: standardSorts(map[string]sortColumn{
+		"address":          {col: "address", nullable: true},
+		"node_id":          idSort("nodes", "node_uuid"),
+		"portgroup_id":     idSort("portgroups", "portgroup_uuid"),
+		"pxe_enabled":      bodySort("pxe_enabled"),
+		"physical_network": bodySort("physical_network"),
+		"is_smartnic":      bodySort("is_smartnic"),
+		"name":             bodySort("name"),
+		"description":      bodySort("description"),
+	}),
 	defaultSort: "created_at",
 	defaultDir:  "asc",
 }

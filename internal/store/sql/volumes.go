@@ -12,10 +12,13 @@ import (
 
 var volumeConnectorsTable = newBodyTable(&bodyTable[*baremetal.VolumeConnector]{
 	table: &table{
-		name:        "volume_connectors",
-		kind:        "volume connector",
-		marker:      "uuid",
-		sorts:       standardSorts(map[string]sortColumn{"type": {col: "type"}, "connector_id": {col: "connector_id"}, "node_uuid": {col: "node_uuid"}}),
+		name:   "volume_connectors",
+		kind:   "volume connector",
+		marker: "uuid",
+		sorts: standardSorts(map[string]sortColumn{
+			"type": {col: "type"}, "connector_id": {col: "connector_id"},
+			"node_uuid": {col: "node_uuid"}, "node_id": idSort("nodes", "node_uuid"),
+		}),
 		defaultSort: "created_at",
 		defaultDir:  "asc",
 	},
@@ -35,10 +38,14 @@ var volumeConnectorsTable = newBodyTable(&bodyTable[*baremetal.VolumeConnector]{
 
 var volumeTargetsTable = newBodyTable(&bodyTable[*baremetal.VolumeTarget]{
 	table: &table{
-		name:        "volume_targets",
-		kind:        "volume target",
-		marker:      "uuid",
-		sorts:       standardSorts(map[string]sortColumn{"boot_index": {col: "boot_index"}, "node_uuid": {col: "node_uuid"}}),
+		name:   "volume_targets",
+		kind:   "volume target",
+		marker: "uuid",
+		sorts: standardSorts(map[string]sortColumn{
+			"boot_index": {col: "boot_index"}, "node_uuid": {col: "node_uuid"},
+			"node_id":     idSort("nodes", "node_uuid"),
+			"volume_type": bodySort("volume_type"), "volume_id": bodySort("volume_id"),
+		}),
 		defaultSort: "created_at",
 		defaultDir:  "asc",
 	},

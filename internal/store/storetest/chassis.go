@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
@@ -13,6 +14,7 @@ var chassisTests = []test{
 	{"CRUD", testChassisCRUD},
 	{"DeleteWhileNodesNameIt", testChassisDeleteNotEmpty},
 	{"ListPaging", testChassisList},
+	{"SortOnBodyFieldsAndNodeIDs", testSortOnBodyFields},
 }
 
 func testChassisCRUD(t *testing.T, s store.Store) {
@@ -110,4 +112,44 @@ func uuids(cs []*baremetal.Chassis) []string {
 		out[i] = c.UUID
 	}
 	return out
+}
+
+// testSortOnBodyFields sorts on fields kept only in the JSON body (a
+// chassis' description, a port's pxe_enabled) and on the id of a port's
+// node, as Ironic sorts on those columns: an absent value first, ties in id
+// order, in the same direction; pages follow markers.
+func testSortOnBodyFields(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	var ids []string
+	for _, d := range []string{"b", "", "a", "b"} {
+		c := &baremetal.Chassis{Description: d}
+		if err := s.CreateChassis(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c.UUID)
+	}
+	chassis := func(p store.Page) ([]*baremetal.Chassis, error) { return s.ListChassis(ctx, p) }
+	chassisID := func(c *baremetal.Chassis) string { return c.UUID }
+	checkPaging(t, chassis, store.Page{SortKey: "description"}, 1, chassisID, []string{ids[1], ids[2], ids[0], ids[3]})
+	checkPaging(t, chassis, store.Page{SortKey: "description", SortDir: "desc"}, 1, chassisID, []string{ids[3], ids[0], ids[2], ids[1]})
+
+	// The node created first has the greater UUID: node_id is not node_uuid.
+	first := newNode("first")
+	first.UUID = "ffffffff-0000-4000-8000-000000000000"
+	createNode(t, s, first)
+	second := newNode("second")
+	second.UUID = "00000000-0000-4000-8000-000000000000"
+	createNode(t, s, second)
+	var ports []string
+	for i, n := range []string{second.UUID, first.UUID, second.UUID} {
+		p := newPort(n, fmt.Sprintf("52:54:00:cd:00:0%d", i))
+		p.PXEEnabled = i != 1
+		ports = append(ports, createPort(t, s, p).UUID)
+	}
+	list := func(p store.Page) ([]*baremetal.Port, error) { return s.ListPorts(ctx, store.PortFilter{Page: p}) }
+	portID := func(p *baremetal.Port) string { return p.UUID }
+	checkPaging(t, list, store.Page{SortKey: "node_id"}, 1, portID, []string{ports[1], ports[0], ports[2]})
+	checkPaging(t, list, store.Page{SortKey: "node_id", SortDir: "desc"}, 2, portID, []string{ports[2], ports[0], ports[1]})
+	checkPaging(t, list, store.Page{SortKey: "pxe_enabled"}, 1, portID, []string{ports[1], ports[0], ports[2]})
+	checkPaging(t, list, store.Page{SortKey: "pxe_enabled", SortDir: "desc"}, 1, portID, []string{ports[2], ports[0], ports[1]})
 }

@@ -194,7 +194,7 @@ func TestInspect_QEMUMachinesWithTheBaremetalCLI(t *testing.T) {
 	initrd := "file://" + filepath.Join(images, ramdisk.InitramfsFile)
 	// The agent stops listening at the first frame; lldpd sends every
 	// second once QEMU has opened the machine's tap.
-	params := "console=ttyS0 panic=-1 loglevel=4 ipa-lldp-timeout=30 ipa-debug=1"
+	params := "console=ttyS0 panic=-1 loglevel=4 cryptomgr.notests=1 ipa-lldp-timeout=30 ipa-debug=1"
 	l := startLab(t,
 		"FERRO_CONDUCTOR_FILE_URL_ALLOWED_PATHS="+images,
 		"FERRO_INSPECTOR_CALLBACK_ENDPOINT_OVERRIDE=http://"+bridgeIP+":5050",

@@ -10,7 +10,11 @@
 //
 // It needs root (network namespaces, taps) and QEMU, like the test/vm lane.
 //
-//	sudo go run ./bench/boot [-boots ipxe,pxe,uefi,vmedia] [-parallel 1,3] [-memory-mb 1024]
+//	sudo go run ./bench/boot [-boots ipxe,pxe,uefi,vmedia] [-parallel 1,3] [-runs 5] [-memory-mb 1024]
+//
+// Under emulation on a shared host one boot varies by seconds from the
+// next, so each scenario runs -runs times and the summary gives the
+// median with the range.
 package main
 
 import (
@@ -23,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,9 +43,10 @@ func main() {
 	boots := flag.String("boots", "ipxe,pxe,uefi,vmedia", "boot paths to measure (internal/lab's Boots)")
 	parallel := flag.String("parallel", "1,3", "machines inspected at once, one scenario each")
 	memory := flag.Int("memory-mb", 1024, "memory of each machine")
+	runs := flag.Int("runs", 1, "times each scenario runs (the summary gives the median and range)")
 	timeout := flag.Duration("timeout", 10*time.Minute, "limit per scenario")
 	flag.Parse()
-	if err := run(strings.Split(*boots, ","), *parallel, *memory, *timeout); err != nil {
+	if err := run(strings.Split(*boots, ","), *parallel, max(1, *runs), *memory, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/boot:", err)
 		os.Exit(1)
 	}
@@ -60,7 +66,7 @@ type result struct {
 	failure string
 }
 
-func run(boots []string, parallel string, memoryMB int, timeout time.Duration) error {
+func run(boots []string, parallel string, runs, memoryMB int, timeout time.Duration) error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("needs root (network namespaces, taps, DHCP on port 67)")
 	}
@@ -108,27 +114,55 @@ func run(boots []string, parallel string, memoryMB int, timeout time.Duration) e
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "boot\tVMs\tmachine\tpower-on→report\tDHCP\tscript\tkernel\tinitramfs\t/init (uptime)\tagent\tprocessed\tpowered off\t")
+	type summary struct {
+		boot    string
+		n       int
+		reports []float64 // power-on → report of every machine of every run
+		failed  int
+	}
+	var sums []summary
 	for _, b := range boots {
 		for _, n := range counts {
-			sctx, cancel := context.WithTimeout(ctx, timeout)
-			results, err := scenario(sctx, work, bins, rd, b, n, memoryMB)
-			cancel()
-			if err != nil {
-				return fmt.Errorf("%s × %d: %w", b, n, err)
-			}
-			for _, r := range results {
-				if r.failure != "" {
-					fmt.Fprintf(tw, "%s\t%d\t%s\tFAILED: %s\t\n", b, n, r.name, r.failure)
-					continue
+			sum := summary{boot: b, n: n}
+			for range runs {
+				sctx, cancel := context.WithTimeout(ctx, timeout)
+				results, err := scenario(sctx, work, bins, rd, b, n, memoryMB)
+				cancel()
+				if err != nil {
+					return fmt.Errorf("%s × %d: %w", b, n, err)
 				}
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b, n, r.name,
-					sec(r.at, driver.PhaseReport), sec(r.at, driver.PhaseDHCPAnswered), sec(r.at, driver.PhaseBootScript),
-					sec(r.at, driver.PhaseKernel), sec(r.at, driver.PhaseInitramfs), secs(r.uptime), secs(r.agent),
-					sec(r.at, driver.PhaseProcessed), sec(r.at, driver.PhasePoweredOff))
+				for _, r := range results {
+					if r.failure != "" {
+						sum.failed++
+						fmt.Fprintf(tw, "%s\t%d\t%s\tFAILED: %s\t\n", b, n, r.name, r.failure)
+						continue
+					}
+					if d, ok := r.at[driver.PhaseReport]; ok {
+						sum.reports = append(sum.reports, d.Seconds())
+					}
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b, n, r.name,
+						sec(r.at, driver.PhaseReport), sec(r.at, driver.PhaseDHCPAnswered), sec(r.at, driver.PhaseBootScript),
+						sec(r.at, driver.PhaseKernel), sec(r.at, driver.PhaseInitramfs), secs(r.uptime), secs(r.agent),
+						sec(r.at, driver.PhaseProcessed), sec(r.at, driver.PhasePoweredOff))
+				}
+				tw.Flush()
 			}
-			tw.Flush()
+			sums = append(sums, sum)
 		}
 	}
+	fmt.Printf("\npower-on → report, over %d run(s) per scenario:\n", runs)
+	tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "boot\tVMs\tmachines\tmedian\tmin\tmax\tfailed\t")
+	for _, s := range sums {
+		if len(s.reports) == 0 {
+			fmt.Fprintf(tw, "%s\t%d\t0\t-\t-\t-\t%d\t\n", s.boot, s.n, s.failed)
+			continue
+		}
+		slices.Sort(s.reports)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%d\t\n", s.boot, s.n, len(s.reports), median(s.reports),
+			s.reports[0], s.reports[len(s.reports)-1], s.failed)
+	}
+	tw.Flush()
 	fmt.Println("\nColumns are seconds after the \"powered on\" history event; \"/init (uptime)\" is the kernel's uptime when")
 	fmt.Println("ferro-agent started (the kernel's own boot, after the firmware and its decompression), \"agent\" is /init → report posted.")
 	return nil
@@ -256,6 +290,14 @@ func secs(s float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f", s)
+}
+
+// median of sorted values.
+func median(v []float64) float64 {
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 func mb(n int64) float64 { return float64(n) / 1e6 }

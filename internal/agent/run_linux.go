@@ -58,17 +58,19 @@ func Run(ctx context.Context, o Options) error {
 	log.Info("ferro-agent starting", "uptime", uptime+"s", "callback", p.CallbackURL != "", "token", p.Token != "", "bootif", p.BootIF)
 
 	// A NIC's link comes up as soon as its driver made it: carrier
-	// negotiation and the kernel's link watch (up to 1 s) then overlap the
-	// loading of the other modules.
+	// negotiation, the kernel's link watch (up to 1 s) and DHCP on the
+	// boot NIC then overlap the loading of the other modules.
 	// LLDP listening starts there too: the wait for a frame overlaps the
 	// rest.
 	lldp := NewLLDPListener(ctx, log, p.LLDPTimeout)
+	network := NewNetwork(ctx, log, NetworkOptions{BootMAC: p.BootMAC, All: p.DHCPAll, Timeout: p.DHCPTimeout})
 	n, err := LoadModules(log, "/", callback.ModuleList, p.Modules, func(name string) {
 		if err := LinkUp(name); err != nil {
 			log.Debug("link not up", "interface", name, "err", err)
 			return
 		}
 		log.Debug("link up", "interface", name, "elapsed", since(start))
+		network.Start(name)
 		if p.Collectors == nil || slices.Contains(p.Collectors, CollectorLLDP) {
 			lldp.Start(name)
 		}
@@ -84,7 +86,7 @@ func Run(ctx context.Context, o Options) error {
 			return lldp.Results(names)
 		},
 		Network: func(ctx context.Context, names []string) error {
-			err := ConfigureNetwork(ctx, log, names, NetworkOptions{BootMAC: p.BootMAC, All: p.DHCPAll, Timeout: p.DHCPTimeout})
+			err := network.Wait(names)
 			log.Info("network up", "ok", err == nil, "elapsed", since(start))
 			return err
 		},

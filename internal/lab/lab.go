@@ -51,8 +51,8 @@ type Options struct {
 var Boots = map[string]struct {
 	Driver, BootInterface, Mode, Machine string
 }{
-	"ipxe": {"ipmi", "ipxe", "bios", "q35"},  // iPXE script, kernel and initramfs over HTTP
-	"pxe":  {"ipmi", "pxe", "bios", "q35"},   // PXELINUX, everything over TFTP
+	"ipxe": {"ipmi", "ipxe", "bios", "q35"}, // iPXE script, kernel and initramfs over HTTP
+	"pxe":  {"ipmi", "pxe", "bios", "q35"},  // PXELINUX, everything over TFTP
 	"uefi": {"ipmi", "ipxe", "uefi", "q35"}, // OVMF, snponly.efi over TFTP, then HTTP
 	// The ISO as a virtual CD, on q35's AHCI: SeaBIOS reads an IDE CD by
 	// PIO, ≈ 1 s longer for the 14 MB of kernel and initramfs under TCG.

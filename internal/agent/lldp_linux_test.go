@@ -50,23 +50,12 @@ func TestMain(m *testing.M) {
 // (-C), port = the sending interface, system description = -S.
 func TestCaptureLLDP_FromLLDPD(t *testing.T) {
 	lldpd := ferrotest.RequireTool(t, "lldpd", "/usr/sbin")
-	ipTool := ferrotest.RequireTool(t, "ip", "/usr/sbin", "/sbin")
-	if os.Geteuid() != 0 {
-		ferrotest.SkipOrFail(t, "network namespaces need root")
-	}
-	ns := fmt.Sprintf("ferro-lldp-%d", os.Getpid())
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(ipTool, args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	ip("netns", "add", ns)
-	t.Cleanup(func() { exec.Command(ipTool, "netns", "del", ns).Run() })
+	n := newTestNamespace(t, "lldp")
+	ns, ip := n.name, n.ip
 	ip("-n", ns, "link", "add", "agent0", "type", "veth", "peer", "name", "switch0")
 	ip("-n", ns, "link", "set", "agent0", "up")
 	ip("-n", ns, "link", "set", "switch0", "up")
-	out, err := exec.Command(ipTool, "-n", ns, "-br", "link", "show", "switch0").Output()
+	out, err := exec.Command(n.ipTool, "-n", ns, "-br", "link", "show", "switch0").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,12 +69,7 @@ func TestCaptureLLDP_FromLLDPD(t *testing.T) {
 	}
 
 	// The helper listens first; lldpd sends as soon as it starts.
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	helper := exec.Command(ipTool, "netns", "exec", ns, self, "-test.run=^$")
-	helper.Env = append(os.Environ(), lldpHelperEnv+"=agent0")
+	helper := n.helper(lldpHelperEnv + "=agent0")
 	var stdout, stderr bytes.Buffer
 	helper.Stdout, helper.Stderr = &stdout, &stderr
 	if err := helper.Start(); err != nil {
@@ -103,7 +87,7 @@ func TestCaptureLLDP_FromLLDPD(t *testing.T) {
 	for p := filepath.Dir(dir); p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
 		os.Chmod(p, 0o755)
 	}
-	d := exec.Command(ipTool, "netns", "exec", ns, lldpd, "-d", "-u", filepath.Join(dir, "lldpd.sock"),
+	d := n.command(lldpd, "-d", "-u", filepath.Join(dir, "lldpd.sock"),
 		"-I", "switch0", "-C", "switch0", "-S", "ferro test switch")
 	var dlog bytes.Buffer
 	d.Stdout, d.Stderr = &dlog, &dlog

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,19 +85,8 @@ func networkHelper(scenario string) {
 // first lease ends the wait.
 func TestNetwork_DHCPStartsEarlyOnTheChosenNIC(t *testing.T) {
 	bb := ferrotest.RequireTool(t, "busybox")
-	ipTool := ferrotest.RequireTool(t, "ip", "/usr/sbin", "/sbin")
-	if os.Geteuid() != 0 {
-		ferrotest.SkipOrFail(t, "network namespaces need root")
-	}
-	ns := fmt.Sprintf("ferro-agentnet-%d", os.Getpid())
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(ipTool, args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	ip("netns", "add", ns)
-	t.Cleanup(func() { exec.Command(ipTool, "netns", "del", ns).Run() })
+	n := newTestNamespace(t, "agentnet")
+	ns, ip := n.name, n.ip
 	ip("-n", ns, "link", "add", "agent0", "address", netMAC0, "type", "veth", "peer", "name", "sw0")
 	ip("-n", ns, "link", "add", "agent1", "address", netMAC1, "type", "veth", "peer", "name", "sw1")
 	ip("-n", ns, "link", "set", "sw0", "up")
@@ -113,7 +100,7 @@ func TestNetwork_DHCPStartsEarlyOnTheChosenNIC(t *testing.T) {
 		"lease_file "+filepath.Join(dir, "leases")+"\nopt subnet 255.255.255.0\nopt lease 600\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := exec.Command(ipTool, "netns", "exec", ns, bb, "udhcpd", "-f", conf)
+	d := n.command(bb, "udhcpd", "-f", conf)
 	var dlog bytes.Buffer
 	d.Stdout, d.Stderr = &dlog, &dlog
 	if err := d.Start(); err != nil {
@@ -121,18 +108,13 @@ func TestNetwork_DHCPStartsEarlyOnTheChosenNIC(t *testing.T) {
 	}
 	t.Cleanup(func() { d.Process.Kill(); d.Wait() })
 
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	run := func(t *testing.T, bootMAC string, timeout time.Duration) networkOutcome {
 		t.Helper()
 		for _, dev := range []string{"agent0", "agent1"} {
 			ip("-n", ns, "addr", "flush", "dev", dev)
 			ip("-n", ns, "link", "set", dev, "down")
 		}
-		helper := exec.Command(ipTool, "netns", "exec", ns, self, "-test.run=^$")
-		helper.Env = append(os.Environ(), networkHelperEnv+"="+bootMAC+";"+timeout.String())
+		helper := n.helper(networkHelperEnv + "=" + bootMAC + ";" + timeout.String())
 		var stdout, stderr bytes.Buffer
 		helper.Stdout, helper.Stderr = &stdout, &stderr
 		if err := helper.Run(); err != nil {

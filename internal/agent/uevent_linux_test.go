@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 )
 
 // ueventHelperEnv makes the test binary a uevent helper inside the test's
@@ -66,21 +64,9 @@ func ueventHelper() {
 // events name both ends, and once both are up the helper sees their
 // carrier through the kernel's link notifications.
 func TestUevents_NetdevsFromTheKernel(t *testing.T) {
-	ipTool := ferrotest.RequireTool(t, "ip", "/usr/sbin", "/sbin")
-	if os.Geteuid() != 0 {
-		ferrotest.SkipOrFail(t, "network namespaces need root")
-	}
-	ns := fmt.Sprintf("ferro-uevent-%d", os.Getpid())
-	if out, err := exec.Command(ipTool, "netns", "add", ns).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { exec.Command(ipTool, "netns", "del", ns).Run() })
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	helper := exec.Command(ipTool, "netns", "exec", ns, self, "-test.run=^$")
-	helper.Env = append(os.Environ(), ueventHelperEnv+"=1")
+	n := newTestNamespace(t, "uevent")
+	ns, ipTool := n.name, n.ipTool
+	helper := n.helper(ueventHelperEnv + "=1")
 	stdin, _ := helper.StdinPipe()
 	stdout, _ := helper.StdoutPipe()
 	var stderr strings.Builder

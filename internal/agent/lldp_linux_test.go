@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 		json.NewEncoder(os.Stdout).Encode(raw)
 		os.Exit(0)
 	}
+	if os.Getenv(carrierHelperEnv) != "" {
+		carrierHelper()
+	}
 	if s := os.Getenv(networkHelperEnv); s != "" {
 		networkHelper(s)
 	}

@@ -197,33 +197,54 @@ func lease(ctx context.Context, log *slog.Logger, l netlink.Link, timeout time.D
 }
 
 // waitCarrier returns once the named link reports carrier (IFF_LOWER_UP),
-// watching the kernel's link notifications.
+// watching the kernel's link notifications. The subscription lists the
+// links first, so a carrier already there counts. Messages the library
+// skips (one from a sender other than the kernel, an undecodable link)
+// do not end the wait; a failed receive (the socket overflowed) ends the
+// subscription, and a new one reads the state again.
 func waitCarrier(ctx context.Context, name string) error {
+	const subscriptions = 5
+	var lastErr error
+	for range subscriptions {
+		err := watchCarrier(ctx, name)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		lastErr = err
+	}
+	return fmt.Errorf("watch link %s: %w", name, lastErr)
+}
+
+// watchCarrier is one subscription of waitCarrier.
+func watchCarrier(ctx context.Context, name string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	updates := make(chan netlink.LinkUpdate, 16)
-	errc := make(chan error, 1)
+	var mu sync.Mutex
+	var lastErr error
 	err := netlink.LinkSubscribeWithOptions(updates, ctx.Done(), netlink.LinkSubscribeOptions{
 		ListExisting: true,
 		ErrorCallback: func(err error) {
-			select {
-			case errc <- err:
-			default:
-			}
+			mu.Lock()
+			lastErr = err
+			mu.Unlock()
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("watch link %s: %w", name, err)
+		return err
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("no carrier on %s: %w", name, ctx.Err())
-		case err := <-errc:
-			return fmt.Errorf("watch link %s: %w", name, err)
 		case u, ok := <-updates:
 			if !ok {
-				return fmt.Errorf("watch link %s: closed", name)
+				if ctx.Err() != nil {
+					return fmt.Errorf("no carrier on %s: %w", name, ctx.Err())
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				return fmt.Errorf("subscription ended: %v", lastErr)
 			}
 			if u.Attrs().Name == name && u.IfInfomsg.Flags&unix.IFF_LOWER_UP != 0 {
 				return nil

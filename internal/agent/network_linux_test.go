@@ -3,14 +3,19 @@ package agent
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 )
@@ -164,4 +169,84 @@ func TestNetwork_DHCPStartsEarlyOnTheChosenNIC(t *testing.T) {
 			t.Errorf("Wait took %.1f s of the 60 s DHCP timeout: it waited for agent1", out.Took)
 		}
 	})
+}
+
+// carrierHelperEnv makes the test binary wait for agent0's carrier inside
+// the test's namespace while it multicasts link messages of its own
+// (see carrierHelper).
+const carrierHelperEnv = "FERRO_AGENT_CARRIER_HELPER"
+
+// carrierHelper waits for the carrier of agent0 (its peer is down) while
+// it sends link requests to the rtnetlink link group from a socket of its
+// own: the link watch receives them from a sender that is not the kernel,
+// which must not end the wait. It then brings the peer up and prints the
+// wait's outcome ("ok" or the error).
+func carrierHelper() {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(0)
+	}
+	agent0, err := net.InterfaceByName("agent0")
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(0)
+	}
+	// RTM_GETLINK for agent0: harmless for the kernel, which also gets it.
+	msg := make([]byte, unix.NLMSG_HDRLEN+unix.SizeofIfInfomsg)
+	binary.NativeEndian.PutUint32(msg[0:], uint32(len(msg)))
+	binary.NativeEndian.PutUint16(msg[4:], unix.RTM_GETLINK)
+	binary.NativeEndian.PutUint16(msg[6:], unix.NLM_F_REQUEST)
+	binary.NativeEndian.PutUint32(msg[unix.NLMSG_HDRLEN+4:], uint32(agent0.Index))
+	group := &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: 1 << (unix.RTNLGRP_LINK - 1)}
+	send := func() error { return unix.Sendto(fd, msg, 0, group) }
+	if err := send(); err != nil {
+		fmt.Println("multicast:", err)
+		os.Exit(0)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- waitCarrier(ctx, "agent0") }()
+	// The watch subscribes at some point after the call; keep sending, a
+	// message every 10 ms for 300 ms before the carrier and after it.
+	ticker := time.NewTicker(10 * time.Millisecond)
+	defer ticker.Stop()
+	peerUp := time.After(300 * time.Millisecond)
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				fmt.Println(err)
+			} else {
+				fmt.Println("ok")
+			}
+			os.Exit(0)
+		case <-ticker.C:
+			send()
+		case <-peerUp:
+			if out, err := exec.Command("ip", "link", "set", "peer0", "up").CombinedOutput(); err != nil {
+				fmt.Printf("ip link set peer0 up: %v %s\n", err, out)
+				os.Exit(0)
+			}
+		}
+	}
+}
+
+// TestWaitCarrier_SkipsMessagesNotFromTheKernel: a link message from
+// another program (multicast to the link group) reached the agent's
+// carrier watch in CI and ended the DHCP on that NIC; the watch must skip
+// it and still see the carrier.
+func TestWaitCarrier_SkipsMessagesNotFromTheKernel(t *testing.T) {
+	n := newTestNamespace(t, "carrier")
+	n.ip("-n", n.name, "link", "add", "agent0", "type", "veth", "peer", "name", "peer0")
+	n.ip("-n", n.name, "link", "set", "agent0", "up")
+	out, err := n.helper(carrierHelperEnv + "=1").CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "ok" {
+		t.Errorf("carrier wait: %s", got)
+	}
 }

@@ -29,6 +29,7 @@ type machine struct {
 	name, mac, tap string
 	driver, boot   string // ipmi or redfish; pxe, ipxe or redfish-virtual-media
 	uefi           bool
+	q35            bool // QEMU's q35 (AHCI disks and CD) rather than pc (IDE); UEFI machines are q35
 	cpus, memMB    int
 	disksGB        []int
 	serial         string
@@ -39,7 +40,7 @@ type machine struct {
 var machines = []machine{
 	{name: "bios-pxe", mac: "52:54:00:77:10:01", tap: "tap0", driver: "ipmi", boot: "pxe", cpus: 1, memMB: 1024, disksGB: []int{4}, serial: "LAB-PXE-1"},
 	{name: "bios-ipxe", mac: "52:54:00:77:10:02", tap: "tap1", driver: "ipmi", boot: "ipxe", cpus: 2, memMB: 1024, disksGB: []int{5, 2}, serial: "LAB-IPXE-2", sku: "SKU-IPXE-2", onboard: true},
-	{name: "bios-vmedia", mac: "52:54:00:77:10:03", tap: "tap2", driver: "redfish", boot: "redfish-virtual-media", cpus: 1, memMB: 1024, disksGB: []int{6}, serial: "LAB-VMEDIA-3"},
+	{name: "bios-vmedia", mac: "52:54:00:77:10:03", tap: "tap2", driver: "redfish", boot: "redfish-virtual-media", q35: true, cpus: 1, memMB: 1024, disksGB: []int{6}, serial: "LAB-VMEDIA-3"},
 	{name: "uefi-ipxe", mac: "52:54:00:77:10:04", tap: "tap3", driver: "ipmi", boot: "ipxe", uefi: true, cpus: 1, memMB: 1024, disksGB: []int{4}, serial: "LAB-UEFI-4"},
 }
 
@@ -183,10 +184,10 @@ func (l *lab) lldpd(t *testing.T, taps []string) (chassis string, ports map[stri
 
 // TestInspect_QEMUMachinesWithTheBaremetalCLI is the QEMU lane: four
 // machines behind ferro-vbmc — ipmi + pxe (BIOS, PXELINUX over TFTP), ipmi
-// + ipxe (HTTP), redfish + redfish-virtual-media (the ISO as a CD), and a
-// UEFI (OVMF) machine with ipxe — inspected by `baremetal node inspect
-// --wait`, three at a time, each result checked against what QEMU was
-// told the machine is, and nothing left behind.
+// + ipxe (HTTP), redfish + redfish-virtual-media (the ISO as a CD on q35's
+// AHCI, as in ferro lab), and a UEFI (OVMF) machine with ipxe — inspected
+// by `baremetal node inspect --wait`, three at a time, each result checked
+// against what QEMU was told the machine is, and nothing left behind.
 func TestInspect_QEMUMachinesWithTheBaremetalCLI(t *testing.T) {
 	ferrotest.RequireTool(t, "qemu-system-x86_64")
 	images := builtRamdisk(t)
@@ -216,8 +217,11 @@ func TestInspect_QEMUMachinesWithTheBaremetalCLI(t *testing.T) {
 	for _, m := range machines {
 		q := &vbmc.QEMUConfig{Taps: []string{m.tap}, IPMIDevice: true, Accel: "auto", OnboardNICs: m.onboard,
 			ConsoleLog: filepath.Join(consoles, m.name+".log")}
+		if m.q35 || m.uefi {
+			q.Machine = "q35" // SeaBIOS boots the CD from AHCI, as ferro lab's machines do
+		}
 		if m.uefi {
-			q.Machine, q.Firmware = "q35", "uefi"
+			q.Firmware = "uefi"
 		}
 		mc := vbmc.MachineConfig{Name: m.name, Backend: "qemu", CPUs: m.cpus, MemoryMB: m.memMB,
 			MACs: []string{m.mac}, DisksGB: m.disksGB, Manufacturer: "FerroLab", Product: "lane-" + m.driver, Serial: m.serial, SKU: m.sku, QEMU: q}

@@ -14,10 +14,11 @@ import (
 	"github.com/ferrometal/ferro/internal/store"
 )
 
-// resource describes one of the simple REST resources (chassis, deploy
-// templates, volume connectors and targets): they share every list, show,
-// create, PATCH and delete step, and differ only in what this description
-// says. A new field is a change to the description alone.
+// resource describes one of the REST resources that are items of a table
+// (chassis, deploy templates, volume connectors and targets, portgroups):
+// they share every list, show, create, PATCH and delete step, and differ
+// only in what this description says. A new field is a change to the
+// description alone.
 type resource[T any] struct {
 	path     string // below /v1: "chassis", "volume/connectors"; the links' resource
 	key      string // the list's key: "chassis", "connectors"
@@ -34,6 +35,9 @@ type resource[T any] struct {
 	// asWritten: a not-found error names the UUID as the client wrote it,
 	// not in canonical form.
 	asWritten bool
+	// badName, when set, refuses a name (an identifier that is not a
+	// UUID) before it is looked up.
+	badName func(name string) error
 
 	defaults    []string // a list's fields when fields is not given
 	invalidSort []string
@@ -49,26 +53,60 @@ type resource[T any] struct {
 	// created or patched document and fills v from it, but for the UUID
 	// (docUUID's, set by setNew).
 	doc   func(v T) map[string]any
-	check func(doc map[string]any, v T) error
+	check func(doc map[string]any, v T, w writeCtx) error
 	uuid  func(v T) string
 	// setNew gives a new v its UUID and creation time.
 	setNew func(v T, id string, now time.Time)
 	// node is the node v belongs to, nil for resources that belong to
 	// none: a node's resources change under its lock, only while it is
-	// powered off, and are listed per node too.
-	node func(v T) string
+	// powered off (unless anyPower), and are listed per node too, from
+	// nodeListMin on.
+	node        func(v T) string
+	anyPower    bool
+	nodeListMin int
+	// listArgs are the list's filters beyond node; filter reads them (and
+	// the node, and the parent in the path) into a store filter, and says
+	// the collection's path for the next link. nil: the node filter only.
+	listArgs []string
+	filter   func(rq *request, s *server, a args) (listFilter, string, error)
+	// buffered: a list is sent in one piece (with a Content-Length) however
+	// long, not streamed.
+	buffered bool
+	// precheck runs before a create or update is written, in its
+	// transaction: duplicates found here get precise messages.
+	precheck func(ctx context.Context, tx store.Store, v T) error
+	// patchGate refuses a PATCH before the item is read (fields the
+	// microversion does not have).
+	patchGate func(rq *request, ops []patchOp) error
+	// reread: a create or PATCH answers with the item as stored, not as
+	// written (the store fills in defaults and timestamps).
+	reread bool
 	// conflict words a store conflict other than a taken UUID, inUse a
 	// refused delete; nil when the store cannot answer either.
-	conflict func(v T) *apiError
+	conflict func(ctx context.Context, tx store.Store, v T) error
 	inUse    func(id string) *apiError
 
 	newT   func() T
 	clone  func(v T) T
 	get    func(ctx context.Context, s store.Store, id string) (T, error)
-	list   func(ctx context.Context, s store.Store, p store.Page, node string) ([]T, error)
+	list   func(ctx context.Context, s store.Store, f listFilter) ([]T, error)
 	create func(ctx context.Context, s store.Store, v T) error
 	update func(ctx context.Context, s store.Store, v T) error
 	delete func(ctx context.Context, s store.Store, id string) error
+}
+
+// writeCtx is what a document is checked with: the request's
+// microversion, and whether it creates an item (or patches one).
+type writeCtx struct {
+	minor  int
+	create bool
+}
+
+// listFilter selects a list's items.
+type listFilter struct {
+	page            store.Page
+	node, portgroup string
+	address         string
 }
 
 // clonePtr is a shallow copy of *v: what a PATCH starts from.
@@ -106,11 +144,11 @@ func (r *resource[T]) uuidConflict(v T) *apiError {
 }
 
 // storeConflict words a store conflict on v.
-func (r *resource[T]) storeConflict(v T) *apiError {
+func (r *resource[T]) storeConflict(ctx context.Context, tx store.Store, v T) error {
 	if r.conflict == nil {
 		return r.uuidConflict(v)
 	}
-	return r.conflict(v)
+	return r.conflict(ctx, tx, v)
 }
 
 func (r *resource[T]) appendOne(b []byte, v T, base string, fs fieldSet) []byte {
@@ -163,6 +201,11 @@ func (r *resource[T]) lookup(ctx context.Context, tx store.Store, id string) (T,
 	key := id
 	if isUUIDLike(id) {
 		key = canonicalUUID(id)
+	} else if r.badName != nil {
+		if err := r.badName(id); err != nil {
+			var zero T
+			return zero, err
+		}
 	}
 	v, err := r.get(ctx, tx, key)
 	if err != nil {
@@ -188,7 +231,7 @@ func (r *resource[T]) within(ctx context.Context, s *server, v T, fn func(ctx co
 // /v1/nodes/{node}/<path>[/detail].
 func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) error {
 	return func(rq *request) error {
-		if rq.minor < r.minVersion {
+		if rq.minor < r.minVersion || (rq.r.PathValue("node") != "" && rq.minor < r.nodeListMin) {
 			return resourceNotFound()
 		}
 		allowed := []string{"marker", "limit", "sort_key", "sort_dir"}
@@ -198,6 +241,7 @@ func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) err
 		if r.node != nil {
 			allowed = append(allowed, "node")
 		}
+		allowed = append(allowed, r.listArgs...)
 		a, err := rq.queryArgs(allowed...)
 		if err != nil {
 			return err
@@ -212,35 +256,27 @@ func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) err
 		if err := rq.checkSortColumn(p.sortKey, r.sortColumns); err != nil {
 			return err
 		}
-		var nodeUUID, parent string
-		if r.node != nil {
-			nodeIdent := a.str("node")
-			parent = rq.r.PathValue("node")
-			if parent != "" {
-				if nodeIdent != "" {
-					return newError(http.StatusForbidden, "Operation not permitted.")
-				}
-				nodeIdent = parent
-			}
-			if nodeIdent != "" {
-				n, err := s.lookupNode(rq.ctx(), s.store, nodeIdent, rq.minor)
-				if err != nil {
-					return err
-				}
-				nodeUUID = n.UUID
-			}
+		filter := r.filter
+		if filter == nil {
+			filter = r.nodeFilter
 		}
+		f, resource, err := filter(rq, s, a)
+		if err != nil {
+			return err
+		}
+		f.page = p.page
 		if err := checkMarker(rq.ctx(), p.page.Marker, func(ctx context.Context, id string) (T, error) {
 			return r.get(ctx, s.store, id)
 		}, r.notFound); err != nil {
 			return err
 		}
-		items, err := r.list(rq.ctx(), s.store, p.page, nodeUUID)
+		items, err := r.list(rq.ctx(), s.store, f)
 		if err != nil {
 			return err
 		}
 		fs := newFieldSet(p.fields)
 		js := rq.streamJSON(http.StatusOK)
+		js.whole = r.buffered
 		js.b = append(js.b, `{"`...)
 		js.b = append(js.b, r.key...)
 		js.b = append(js.b, `": [`...)
@@ -256,10 +292,6 @@ func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) err
 		if len(items) > 0 {
 			last = r.uuid(items[len(items)-1])
 		}
-		resource := r.path
-		if parent != "" {
-			resource = "nodes/" + parent + "/" + r.path
-		}
 		if detailPath {
 			resource += "/detail"
 		}
@@ -267,6 +299,32 @@ func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) err
 		js.b = appendListEnd(js.b, rq.nextLink(resource, p, len(items), last, extra...))
 		return js.end()
 	}
+}
+
+// nodeFilter is a list's filter on the node of ?node= or of the path
+// (not both), and the collection's path.
+func (r *resource[T]) nodeFilter(rq *request, s *server, a args) (listFilter, string, error) {
+	var f listFilter
+	resource := r.path
+	if r.node == nil {
+		return f, resource, nil
+	}
+	nodeIdent := a.str("node")
+	if parent := rq.r.PathValue("node"); parent != "" {
+		if nodeIdent != "" {
+			return f, "", newError(http.StatusForbidden, "Operation not permitted.")
+		}
+		nodeIdent = parent
+		resource = "nodes/" + parent + "/" + r.path
+	}
+	if nodeIdent != "" {
+		n, err := s.lookupNode(rq.ctx(), s.store, nodeIdent, rq.minor)
+		if err != nil {
+			return f, "", err
+		}
+		f.node = n.UUID
+	}
+	return f, resource, nil
 }
 
 // getHandler serves GET /v1/<path>/{id}.
@@ -299,7 +357,7 @@ func (r *resource[T]) createHandler(s *server) func(*request) error {
 			return err
 		}
 		v := r.newT()
-		if err := r.check(doc, v); err != nil {
+		if err := r.check(doc, v, writeCtx{minor: rq.minor, create: true}); err != nil {
 			return err
 		}
 		id, err := docUUID(doc)
@@ -310,13 +368,27 @@ func (r *resource[T]) createHandler(s *server) func(*request) error {
 			id = uuid.NewString()
 		}
 		r.setNew(v, id, s.now().UTC())
+		if r.node != nil {
+			// Before the lock, which would wait for a node that is not there.
+			if _, err := s.store.GetNode(rq.ctx(), r.node(v)); err != nil {
+				if errors.Is(err, store.ErrNotFound) {
+					return badRequest("Node %s could not be found.", r.node(v))
+				}
+				return err
+			}
+		}
 		err = r.within(rq.ctx(), s, v, func(ctx context.Context, tx store.Store, _ *baremetal.Node) error {
+			if r.precheck != nil {
+				if err := r.precheck(ctx, tx, v); err != nil {
+					return err
+				}
+			}
 			if _, err := r.get(ctx, tx, id); err == nil {
 				return r.uuidConflict(v)
 			}
 			if err := r.create(ctx, tx, v); err != nil {
 				if errors.Is(err, store.ErrConflict) {
-					return r.storeConflict(v)
+					return r.storeConflict(ctx, tx, v)
 				}
 				return err
 			}
@@ -328,9 +400,21 @@ func (r *resource[T]) createHandler(s *server) func(*request) error {
 			}
 			return err
 		}
+		if v, err = r.stored(rq.ctx(), s, v); err != nil {
+			return err
+		}
 		rq.location(r.path + "/" + id)
 		return rq.writeJSON(http.StatusCreated, r.appendOne(make([]byte, 0, 512), v, rq.base, nil))
 	}
+}
+
+// stored is v as the store has it after a write, when the description
+// asks for that (reread), else v.
+func (r *resource[T]) stored(ctx context.Context, s *server, v T) (T, error) {
+	if !r.reread {
+		return v, nil
+	}
+	return r.get(ctx, s.store, r.uuid(v))
 }
 
 // docUUID is the UUID a create document asks for, in canonical form; ""
@@ -374,6 +458,11 @@ func (r *resource[T]) patchHandler(s *server) func(*request) error {
 				return badRequest("'%s' is a mandatory attribute and can not be removed", op.Path)
 			}
 		}
+		if r.patchGate != nil {
+			if err := r.patchGate(rq, ops); err != nil {
+				return err
+			}
+		}
 		// The UUID is internal: the patched document keeps the old one.
 		compute := func(old T) (T, error) {
 			var zero T
@@ -383,7 +472,7 @@ func (r *resource[T]) patchHandler(s *server) func(*request) error {
 			}
 			delete(doc, "uuid")
 			nv := r.clone(old)
-			if err := r.check(doc, nv); err != nil {
+			if err := r.check(doc, nv, writeCtx{minor: rq.minor}); err != nil {
 				return zero, err
 			}
 			return nv, nil
@@ -407,8 +496,10 @@ func (r *resource[T]) patchHandler(s *server) func(*request) error {
 				return err
 			}
 			if r.node != nil {
-				if err := mustBePoweredOff(n, r.noun+" update"); err != nil {
-					return err
+				if !r.anyPower {
+					if err := mustBePoweredOff(n, r.noun+" update"); err != nil {
+						return err
+					}
 				}
 				if r.node(nv) != r.node(old) {
 					if _, err := tx.GetNode(ctx, r.node(nv)); err != nil {
@@ -419,9 +510,14 @@ func (r *resource[T]) patchHandler(s *server) func(*request) error {
 					}
 				}
 			}
+			if r.precheck != nil {
+				if err := r.precheck(ctx, tx, nv); err != nil {
+					return err
+				}
+			}
 			if err := r.update(ctx, tx, nv); err != nil {
 				if errors.Is(err, store.ErrConflict) {
-					return r.storeConflict(nv)
+					return r.storeConflict(ctx, tx, nv)
 				}
 				return err
 			}
@@ -432,6 +528,9 @@ func (r *resource[T]) patchHandler(s *server) func(*request) error {
 			if errors.Is(err, store.ErrNotFound) && !isAPIError(err) {
 				return r.notFound(id)
 			}
+			return err
+		}
+		if out, err = r.stored(rq.ctx(), s, out); err != nil {
 			return err
 		}
 		return rq.writeJSON(http.StatusOK, r.appendOne(make([]byte, 0, 512), out, rq.base, nil))
@@ -450,7 +549,7 @@ func (r *resource[T]) deleteHandler(s *server) func(*request) error {
 			return err
 		}
 		err = r.within(rq.ctx(), s, cur, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
-			if r.node != nil {
+			if r.node != nil && !r.anyPower {
 				if err := mustBePoweredOff(n, r.noun+" deletion"); err != nil {
 					return err
 				}

@@ -26,7 +26,7 @@ var chassisResource = &resource[*baremetal.Chassis]{
 	fieldMin:    fieldMinOf(0, "uuid", "description", "extra", "created_at", "updated_at"),
 	internal:    []string{"created_at", "id", "links", "nodes", "updated_at", "uuid"},
 	subLinks:    []string{"nodes"},
-	view: func(o *objWriter, c *baremetal.Chassis, fs fieldSet) {
+	view: func(o *objWriter, c *baremetal.Chassis, fs fieldSet, _ int) {
 		if fs.want("uuid") {
 			o.str("uuid", c.UUID)
 		}

@@ -29,7 +29,7 @@ var deployTemplateResource = &resource[*baremetal.DeployTemplate]{
 	sortColumns: deployTemplateSortColumns,
 	fieldMin:    fieldMinOf(v55DeployTemplates, "uuid", "name", "steps", "extra", "created_at", "updated_at"),
 	internal:    []string{"created_at", "id", "links", "updated_at", "uuid"},
-	view: func(o *objWriter, dt *baremetal.DeployTemplate, fs fieldSet) {
+	view: func(o *objWriter, dt *baremetal.DeployTemplate, fs fieldSet, _ int) {
 		if fs.want("uuid") {
 			o.str("uuid", dt.UUID)
 		}

@@ -43,6 +43,7 @@ var portgroupResource = &resource[*baremetal.Portgroup]{
 	minVersion:  v23Portgroups,
 	byName:      true,
 	asWritten:   true,
+	exactKey:    true,
 	badName:     checkPortgroupName,
 	defaults:    []string{"uuid", "address", "name"},
 	invalidSort: []string{"extra", "internal_info", "properties"},
@@ -97,7 +98,7 @@ var portgroupResource = &resource[*baremetal.Portgroup]{
 	},
 }
 
-func viewPortgroup(o *objWriter, pg *baremetal.Portgroup, fs fieldSet) {
+func viewPortgroup(o *objWriter, pg *baremetal.Portgroup, fs fieldSet, _ int) {
 	if fs.want("uuid") {
 		o.str("uuid", pg.UUID)
 	}
@@ -296,7 +297,7 @@ func portgroupConflict(ctx context.Context, tx store.Store, pg *baremetal.Portgr
 }
 
 // portgroupPrecheck finds duplicates before writing, for precise messages.
-func portgroupPrecheck(ctx context.Context, tx store.Store, pg *baremetal.Portgroup) error {
+func portgroupPrecheck(ctx context.Context, tx store.Store, _ *baremetal.Node, pg, _ *baremetal.Portgroup, _ writeCtx) error {
 	if pg.Name != "" {
 		if other, err := tx.GetPortgroup(ctx, pg.Name); err == nil && other.UUID != pg.UUID {
 			return conflict("A portgroup with name %s already exists.", pg.Name)

@@ -15,7 +15,8 @@ import (
 )
 
 // resource describes one of the REST resources that are items of a table
-// (chassis, deploy templates, volume connectors and targets, portgroups):
+// (chassis, deploy templates, volume connectors and targets, ports,
+// portgroups):
 // they share every list, show, create, PATCH and delete step, and differ
 // only in what this description says. A new field is a change to the
 // description alone.
@@ -35,6 +36,9 @@ type resource[T any] struct {
 	// asWritten: a not-found error names the UUID as the client wrote it,
 	// not in canonical form.
 	asWritten bool
+	// exactKey: the store is asked for the identifier exactly as written,
+	// not in canonical form (a port's UUID in capitals is not found).
+	exactKey bool
 	// badName, when set, refuses a name (an identifier that is not a
 	// UUID) before it is looked up.
 	badName func(name string) error
@@ -47,8 +51,9 @@ type resource[T any] struct {
 	mandatory   []string // what a PATCH may not remove
 	subLinks    []string // sub-resources a full view links to: "nodes"
 
-	// view writes the fields (all of them when fs is nil), links apart.
-	view func(o *objWriter, v T, fs fieldSet)
+	// view writes the fields (all of them when fs is nil) the microversion
+	// has, links apart.
+	view func(o *objWriter, v T, fs fieldSet, minor int)
 	// doc is v as the document a PATCH applies to; check validates a
 	// created or patched document and fills v from it, but for the UUID
 	// (docUUID's, set by setNew).
@@ -64,17 +69,24 @@ type resource[T any] struct {
 	node        func(v T) string
 	anyPower    bool
 	nodeListMin int
+	// portgroupListMin > 0: listed per portgroup too, from that version.
+	portgroupListMin int
 	// listArgs are the list's filters beyond node; filter reads them (and
 	// the node, and the parent in the path) into a store filter, and says
 	// the collection's path for the next link. nil: the node filter only.
 	listArgs []string
 	filter   func(rq *request, s *server, a args) (listFilter, string, error)
+	// own, when set, is the policy's scope of a list: nil keep for all
+	// items, else only those keep accepts (read whole, then cut to the
+	// page).
+	own func(rq *request, s *server) (keep func(v T) bool, err error)
 	// buffered: a list is sent in one piece (with a Content-Length) however
 	// long, not streamed.
 	buffered bool
 	// precheck runs before a create or update is written, in its
-	// transaction: duplicates found here get precise messages.
-	precheck func(ctx context.Context, tx store.Store, v T) error
+	// transaction, with the node (locked) and the item before (nil on
+	// create): duplicates found here get precise messages.
+	precheck func(ctx context.Context, tx store.Store, n *baremetal.Node, v, old T, w writeCtx) error
 	// patchGate refuses a PATCH before the item is read (fields the
 	// microversion does not have).
 	patchGate func(rq *request, ops []patchOp) error
@@ -100,6 +112,8 @@ type resource[T any] struct {
 type writeCtx struct {
 	minor  int
 	create bool
+	doc    map[string]any // a create's document
+	ops    []patchOp      // a PATCH's operations
 }
 
 // listFilter selects a list's items.
@@ -151,9 +165,9 @@ func (r *resource[T]) storeConflict(ctx context.Context, tx store.Store, v T) er
 	return r.conflict(ctx, tx, v)
 }
 
-func (r *resource[T]) appendOne(b []byte, v T, base string, fs fieldSet) []byte {
+func (r *resource[T]) appendOne(b []byte, v T, minor int, base string, fs fieldSet) []byte {
 	o := newObj(b)
-	r.view(&o, v, fs)
+	r.view(&o, v, fs, minor)
 	o.key("links")
 	o.b = appendLinks(o.b, base, r.path, r.uuid(v))
 	if fs == nil {
@@ -199,7 +213,7 @@ func (r *resource[T]) target(rq *request, allowed ...string) (string, args, erro
 
 func (r *resource[T]) lookup(ctx context.Context, tx store.Store, id string) (T, error) {
 	key := id
-	if isUUIDLike(id) {
+	if isUUIDLike(id) && !r.exactKey {
 		key = canonicalUUID(id)
 	} else if r.badName != nil {
 		if err := r.badName(id); err != nil {
@@ -231,7 +245,8 @@ func (r *resource[T]) within(ctx context.Context, s *server, v T, fn func(ctx co
 // /v1/nodes/{node}/<path>[/detail].
 func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) error {
 	return func(rq *request) error {
-		if rq.minor < r.minVersion || (rq.r.PathValue("node") != "" && rq.minor < r.nodeListMin) {
+		if rq.minor < r.minVersion || (rq.r.PathValue("node") != "" && rq.minor < r.nodeListMin) ||
+			(rq.r.PathValue("portgroup") != "" && rq.minor < r.portgroupListMin) {
 			return resourceNotFound()
 		}
 		allowed := []string{"marker", "limit", "sort_key", "sort_dir"}
@@ -270,9 +285,24 @@ func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) err
 		}, r.notFound); err != nil {
 			return err
 		}
+		var keep func(T) bool
+		if r.own != nil {
+			if keep, err = r.own(rq, s); err != nil {
+				return err
+			}
+			if keep != nil {
+				f.page.Limit = 0
+			}
+		}
 		items, err := r.list(rq.ctx(), s.store, f)
 		if err != nil {
 			return err
+		}
+		if keep != nil {
+			items = slices.DeleteFunc(items, func(v T) bool { return !keep(v) })
+			if len(items) > p.limit {
+				items = items[:p.limit]
+			}
 		}
 		fs := newFieldSet(p.fields)
 		js := rq.streamJSON(http.StatusOK)
@@ -284,7 +314,7 @@ func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) err
 			if i > 0 {
 				js.b = append(js.b, ", "...)
 			}
-			js.b = r.appendOne(js.b, v, rq.base, fs)
+			js.b = r.appendOne(js.b, v, rq.minor, rq.base, fs)
 			js.flush()
 		}
 		js.b = append(js.b, ']')
@@ -342,7 +372,7 @@ func (r *resource[T]) getHandler(s *server) func(*request) error {
 		if err != nil {
 			return err
 		}
-		return rq.writeJSON(http.StatusOK, r.appendOne(make([]byte, 0, 512), v, rq.base, newFieldSet(fields)))
+		return rq.writeJSON(http.StatusOK, r.appendOne(make([]byte, 0, 512), v, rq.minor, rq.base, newFieldSet(fields)))
 	}
 }
 
@@ -357,7 +387,8 @@ func (r *resource[T]) createHandler(s *server) func(*request) error {
 			return err
 		}
 		v := r.newT()
-		if err := r.check(doc, v, writeCtx{minor: rq.minor, create: true}); err != nil {
+		w := writeCtx{minor: rq.minor, create: true, doc: doc}
+		if err := r.check(doc, v, w); err != nil {
 			return err
 		}
 		id, err := docUUID(doc)
@@ -377,9 +408,10 @@ func (r *resource[T]) createHandler(s *server) func(*request) error {
 				return err
 			}
 		}
-		err = r.within(rq.ctx(), s, v, func(ctx context.Context, tx store.Store, _ *baremetal.Node) error {
+		err = r.within(rq.ctx(), s, v, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
 			if r.precheck != nil {
-				if err := r.precheck(ctx, tx, v); err != nil {
+				var none T
+				if err := r.precheck(ctx, tx, n, v, none, w); err != nil {
 					return err
 				}
 			}
@@ -404,7 +436,7 @@ func (r *resource[T]) createHandler(s *server) func(*request) error {
 			return err
 		}
 		rq.location(r.path + "/" + id)
-		return rq.writeJSON(http.StatusCreated, r.appendOne(make([]byte, 0, 512), v, rq.base, nil))
+		return rq.writeJSON(http.StatusCreated, r.appendOne(make([]byte, 0, 512), v, rq.minor, rq.base, nil))
 	}
 }
 
@@ -472,7 +504,7 @@ func (r *resource[T]) patchHandler(s *server) func(*request) error {
 			}
 			delete(doc, "uuid")
 			nv := r.clone(old)
-			if err := r.check(doc, nv, writeCtx{minor: rq.minor}); err != nil {
+			if err := r.check(doc, nv, writeCtx{minor: rq.minor, ops: ops}); err != nil {
 				return zero, err
 			}
 			return nv, nil
@@ -511,7 +543,7 @@ func (r *resource[T]) patchHandler(s *server) func(*request) error {
 				}
 			}
 			if r.precheck != nil {
-				if err := r.precheck(ctx, tx, nv); err != nil {
+				if err := r.precheck(ctx, tx, n, nv, old, writeCtx{minor: rq.minor, ops: ops}); err != nil {
 					return err
 				}
 			}
@@ -533,7 +565,7 @@ func (r *resource[T]) patchHandler(s *server) func(*request) error {
 		if out, err = r.stored(rq.ctx(), s, out); err != nil {
 			return err
 		}
-		return rq.writeJSON(http.StatusOK, r.appendOne(make([]byte, 0, 512), out, rq.base, nil))
+		return rq.writeJSON(http.StatusOK, r.appendOne(make([]byte, 0, 512), out, rq.minor, rq.base, nil))
 	}
 }
 
@@ -589,5 +621,9 @@ func (r *resource[T]) routes(s *server) {
 	if r.node != nil {
 		s.handle("GET /v1/nodes/{node}/"+r.path, r.listHandler(s, false))
 		s.handle("GET /v1/nodes/{node}/"+r.path+"/detail", r.listHandler(s, true))
+	}
+	if r.portgroupListMin > 0 {
+		s.handle("GET /v1/portgroups/{portgroup}/"+r.path, r.listHandler(s, false))
+		s.handle("GET /v1/portgroups/{portgroup}/"+r.path+"/detail", r.listHandler(s, true))
 	}
 }

@@ -60,7 +60,7 @@ var volumeConnectors = volumeResource(&resource[*baremetal.VolumeConnector]{
 	sortColumns: volumeConnectorSortColumns,
 	fieldMin:    fieldMinOf(v32Volume, "uuid", "node_uuid", "type", "connector_id", "extra", "created_at", "updated_at"),
 	mandatory:   []string{"connector_id", "node_uuid", "type"},
-	view: func(o *objWriter, c *baremetal.VolumeConnector, fs fieldSet) {
+	view: func(o *objWriter, c *baremetal.VolumeConnector, fs fieldSet, _ int) {
 		if fs.want("uuid") {
 			o.str("uuid", c.UUID)
 		}
@@ -122,7 +122,7 @@ var volumeTargets = volumeResource(&resource[*baremetal.VolumeTarget]{
 	sortColumns: volumeTargetSortColumns,
 	fieldMin:    fieldMinOf(v32Volume, "uuid", "node_uuid", "volume_type", "boot_index", "volume_id", "properties", "extra", "created_at", "updated_at"),
 	mandatory:   []string{"boot_index", "node_uuid", "volume_id", "volume_type"},
-	view: func(o *objWriter, vt *baremetal.VolumeTarget, fs fieldSet) {
+	view: func(o *objWriter, vt *baremetal.VolumeTarget, fs fieldSet, _ int) {
 		if fs.want("uuid") {
 			o.str("uuid", vt.UUID)
 		}

@@ -2,7 +2,6 @@ package ironic
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
@@ -16,22 +15,21 @@ const defaultPortgroupMode = "active-backup"
 // portgroupFields are a portgroup's fields in view order, each with the
 // version that may ask for it in ?fields= (and sort by it). Ironic 21.4
 // hides none below its version, mode and properties included.
-var portgroupFields = []struct {
-	name string
-	min  int
-}{
-	{"uuid", 0}, {"created_at", 0}, {"updated_at", 0}, {"address", 0}, {"extra", 0}, {"internal_info", 0},
-	{"mode", v26PortgroupMode}, {"name", 0}, {"node_uuid", 0}, {"properties", v26PortgroupMode},
-	{"standalone_ports_supported", 0},
+var portgroupFields = []viewField[*baremetal.Portgroup]{
+	{"uuid", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendString(b, pg.UUID) }},
+	{"created_at", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendTime(b, pg.CreatedAt) }},
+	{"updated_at", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullTime(b, pg.UpdatedAt) }},
+	{"address", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.Address) }},
+	{"extra", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendObject(b, pg.Extra) }},
+	{"internal_info", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendObject(b, pg.InternalInfo) }},
+	{"mode", v26PortgroupMode, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.Mode) }},
+	{"name", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.Name) }},
+	{"node_uuid", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.NodeUUID) }},
+	{"properties", v26PortgroupMode, func(b []byte, pg *baremetal.Portgroup) []byte { return appendObject(b, pg.Properties) }},
+	{"standalone_ports_supported", 0, func(b []byte, pg *baremetal.Portgroup) []byte {
+		return appendBool(b, pg.StandalonePortsSupported)
+	}},
 }
-
-var portgroupFieldMin = func() map[string]int {
-	m := map[string]int{}
-	for _, f := range portgroupFields {
-		m[f.name] = f.min
-	}
-	return m
-}()
 
 // portgroupResource describes portgroups (1.23; per node from 1.24).
 var portgroupResource = &resource[*baremetal.Portgroup]{
@@ -48,11 +46,11 @@ var portgroupResource = &resource[*baremetal.Portgroup]{
 	defaults:    []string{"uuid", "address", "name"},
 	invalidSort: []string{"extra", "internal_info", "properties"},
 	sortColumns: portgroupSortColumns,
-	fieldMin:    portgroupFieldMin,
+	fieldMin:    tableFieldMin(portgroupFields),
 	internal:    []string{"created_at", "id", "links", "updated_at", "uuid", "internal_info", "ports"},
 	mandatory:   []string{"node_uuid"},
 	subLinks:    []string{"ports"},
-	view:        viewPortgroup,
+	view:        tableView(portgroupFields, false),
 	doc:         portgroupDoc,
 	check:       checkPortgroupDoc,
 	uuid:        func(pg *baremetal.Portgroup) string { return pg.UUID },
@@ -98,45 +96,6 @@ var portgroupResource = &resource[*baremetal.Portgroup]{
 	},
 }
 
-func viewPortgroup(o *objWriter, pg *baremetal.Portgroup, fs fieldSet, _ int) {
-	if fs.want("uuid") {
-		o.str("uuid", pg.UUID)
-	}
-	appendStamps(o, pg.CreatedAt, pg.UpdatedAt, fs)
-	if fs.want("address") {
-		o.key("address")
-		o.b = appendNullString(o.b, pg.Address)
-	}
-	if fs.want("extra") {
-		o.key("extra")
-		o.b = appendObject(o.b, pg.Extra)
-	}
-	if fs.want("internal_info") {
-		o.key("internal_info")
-		o.b = appendObject(o.b, pg.InternalInfo)
-	}
-	if fs.want("mode") {
-		o.key("mode")
-		o.b = appendNullString(o.b, pg.Mode)
-	}
-	if fs.want("name") {
-		o.key("name")
-		o.b = appendNullString(o.b, pg.Name)
-	}
-	if fs.want("node_uuid") {
-		o.key("node_uuid")
-		o.b = appendNullString(o.b, pg.NodeUUID)
-	}
-	if fs.want("properties") {
-		o.key("properties")
-		o.b = appendObject(o.b, pg.Properties)
-	}
-	if fs.want("standalone_ports_supported") {
-		o.key("standalone_ports_supported")
-		o.b = appendBool(o.b, pg.StandalonePortsSupported)
-	}
-}
-
 // checkPortgroupName refuses an identifier that is neither a UUID nor a
 // logical name.
 func checkPortgroupName(ident string) error {
@@ -154,22 +113,10 @@ func (s *server) lookupPortgroup(ctx context.Context, tx store.Store, ident stri
 // portgroupFilter reads a portgroup list's node (of ?node= or the path,
 // which wins) or else its address.
 func portgroupFilter(rq *request, s *server, a args) (listFilter, string, error) {
-	var f listFilter
-	resource := "portgroups"
-	nodeIdent := a.str("node")
-	if parent := rq.r.PathValue("node"); parent != "" {
-		nodeIdent = parent
-		resource = "nodes/" + parent + "/portgroups"
+	f, resource, err := nodeFilter(rq, s, a, "portgroups", true)
+	if err != nil || f.node != "" {
+		return f, resource, err
 	}
-	if nodeIdent != "" {
-		n, err := s.lookupNode(rq.ctx(), s.store, nodeIdent, rq.minor)
-		if err != nil {
-			return f, "", err
-		}
-		f.node = n.UUID
-		return f, resource, nil
-	}
-	var err error
 	f.address, err = macArg(a)
 	return f, resource, err
 }
@@ -179,24 +126,13 @@ var portgroupSchema = map[string]fieldKind{
 	"extra": kObject, "standalone_ports_supported": kBoolish, "mode": kString, "properties": kObject,
 }
 
+// portgroupDoc is a portgroup as the document PATCH applies to.
 func portgroupDoc(pg *baremetal.Portgroup) map[string]any {
-	str := func(s string) any {
-		if s == "" {
-			return nil
-		}
-		return s
-	}
-	obj := func(m baremetal.JSON) any {
-		if m == nil {
-			return map[string]any{}
-		}
-		return m
-	}
 	return map[string]any{
-		"uuid": pg.UUID, "name": str(pg.Name), "address": str(pg.Address), "node_uuid": str(pg.NodeUUID),
-		"extra": obj(pg.Extra), "internal_info": obj(pg.InternalInfo),
+		"uuid": pg.UUID, "name": nullable(pg.Name), "address": nullable(pg.Address), "node_uuid": nullable(pg.NodeUUID),
+		"extra": emptyIfNil(pg.Extra), "internal_info": emptyIfNil(pg.InternalInfo),
 		"standalone_ports_supported": pg.StandalonePortsSupported,
-		"mode":                       str(pg.Mode), "properties": obj(pg.Properties),
+		"mode":                       nullable(pg.Mode), "properties": emptyIfNil(pg.Properties),
 		"created_at": nil, "updated_at": nil,
 	}
 }
@@ -204,36 +140,9 @@ func portgroupDoc(pg *baremetal.Portgroup) map[string]any {
 // checkPortgroupDoc validates a portgroup document and fills pg from it.
 func checkPortgroupDoc(doc map[string]any, pg *baremetal.Portgroup, w writeCtx) error {
 	create := w.create
-	if !create {
-		// What a PATCH may not change, which the schema does not have.
-		delete(doc, "internal_info")
-		delete(doc, "created_at")
-		delete(doc, "updated_at")
-	}
-	for k := range doc {
-		if _, ok := portgroupSchema[k]; !ok {
-			return badRequest("Unknown attribute for argument portgroup: %s", k)
-		}
-	}
-	if v, ok := doc["node_uuid"]; !ok || v == nil {
-		return invalidInput("node_uuid", nil, "Mandatory field missing.")
-	}
-	for _, k := range slices.Sorted(mapsKeys(doc)) {
-		v := doc[k]
-		switch portgroupSchema[k] {
-		case kString:
-			if _, ok := v.(string); !ok && v != nil {
-				return invalidInput(k, v, "Wrong type. Expected '<class 'str'>', got '"+pyTypeName(v)+"'")
-			}
-		case kObject:
-			if _, ok := v.(map[string]any); !ok && v != nil {
-				return invalidInput(k, v, "Wrong type. Expected '<class 'dict'>', got '"+pyTypeName(v)+"'")
-			}
-		case kBoolish:
-			if _, err := boolField(k, v); err != nil {
-				return invalidInput(k, v, "Wrong type. Expected '<class 'bool'>', got '"+pyTypeName(v)+"'")
-			}
-		}
+	patchOnly(doc, w, "internal_info", "created_at", "updated_at")
+	if err := checkDocKinds(doc, portgroupSchema, "portgroup", "node_uuid"); err != nil {
+		return err
 	}
 	if create && w.minor < v26PortgroupMode {
 		if doc["mode"] != nil || doc["properties"] != nil {
@@ -277,21 +186,11 @@ func checkPortgroupDoc(doc map[string]any, pg *baremetal.Portgroup, w writeCtx) 
 	return nil
 }
 
-// portgroupConflict words a store conflict on a portgroup write.
+// portgroupConflict words a store conflict on a portgroup write: the
+// name or MAC address another portgroup has, else the UUID.
 func portgroupConflict(ctx context.Context, tx store.Store, pg *baremetal.Portgroup) error {
-	if pg.Name != "" {
-		if other, err := tx.GetPortgroup(ctx, pg.Name); err == nil && other.UUID != pg.UUID {
-			return conflict("A portgroup with name %s already exists.", pg.Name)
-		}
-	}
-	if pg.Address != "" {
-		if others, err := tx.ListPortgroups(ctx, store.PortgroupFilter{Address: pg.Address}); err == nil {
-			for _, o := range others {
-				if o.UUID != pg.UUID {
-					return conflict("A portgroup with MAC address %s already exists.", pg.Address)
-				}
-			}
-		}
+	if err := portgroupPrecheck(ctx, tx, nil, pg, nil, writeCtx{}); isAPIError(err) {
+		return err
 	}
 	return conflict("A portgroup with UUID %s already exists.", pg.UUID)
 }

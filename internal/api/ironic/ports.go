@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,11 +16,7 @@ import (
 
 // portFields are a port's fields in view order, each with the version
 // it appeared in: below it the field is neither shown nor may be asked for.
-var portFields = []struct {
-	name  string
-	min   int
-	write func(b []byte, p *baremetal.Port) []byte
-}{
+var portFields = []viewField[*baremetal.Port]{
 	{"uuid", 0, func(b []byte, p *baremetal.Port) []byte { return appendString(b, p.UUID) }},
 	{"created_at", 0, func(b []byte, p *baremetal.Port) []byte { return appendTime(b, p.CreatedAt) }},
 	{"updated_at", 0, func(b []byte, p *baremetal.Port) []byte { return appendNullTime(b, p.UpdatedAt) }},
@@ -42,13 +37,7 @@ var portFields = []struct {
 	}},
 }
 
-var portFieldMin = func() map[string]int {
-	m := map[string]int{}
-	for _, f := range portFields {
-		m[f.name] = f.min
-	}
-	return m
-}()
+var portFieldMin = tableFieldMin(portFields)
 
 // portGated are the writable fields a version below theirs may not set
 // (Ironic's _check_allowed_port_fields).
@@ -61,30 +50,21 @@ var portGated = map[string]int{
 // portResource describes ports (every version; per node, and per
 // portgroup from 1.24).
 var portResource = &resource[*baremetal.Port]{
-	path:        "ports",
-	key:         "ports",
-	what:        "port",
-	noun:        "port",
-	wildcard:    "port",
-	idField:     "port_uuid",
-	asWritten:   true,
-	exactKey:    true,
-	defaults:    []string{"uuid", "address"},
-	invalidSort: []string{"extra", "internal_info", "local_link_connection"},
-	sortColumns: portSortColumns,
-	fieldMin:    portFieldMin,
-	internal:    []string{"created_at", "id", "links", "updated_at", "uuid", "internal_info"},
-	mandatory:   []string{"address", "node_uuid"},
-	view: func(o *objWriter, p *baremetal.Port, fs fieldSet, minor int) {
-		for i := range portFields {
-			f := &portFields[i]
-			if minor < f.min || !fs.want(f.name) {
-				continue
-			}
-			o.key(f.name)
-			o.b = f.write(o.b, p)
-		}
-	},
+	path:             "ports",
+	key:              "ports",
+	what:             "port",
+	noun:             "port",
+	wildcard:         "port",
+	idField:          "port_uuid",
+	asWritten:        true,
+	exactKey:         true,
+	defaults:         []string{"uuid", "address"},
+	invalidSort:      []string{"extra", "internal_info", "local_link_connection"},
+	sortColumns:      portSortColumns,
+	fieldMin:         portFieldMin,
+	internal:         []string{"created_at", "id", "links", "updated_at", "uuid", "internal_info"},
+	mandatory:        []string{"address", "node_uuid"},
+	view:             tableView(portFields, true),
 	doc:              portDoc,
 	check:            checkPortDoc,
 	uuid:             func(p *baremetal.Port) string { return p.UUID },
@@ -256,24 +236,12 @@ var portSchema = map[string]fieldKind{
 
 // portDoc is a port as the document PATCH applies to.
 func portDoc(p *baremetal.Port) map[string]any {
-	str := func(s string) any {
-		if s == "" {
-			return nil
-		}
-		return s
-	}
-	obj := func(m baremetal.JSON) any {
-		if m == nil {
-			return map[string]any{}
-		}
-		return m
-	}
 	return map[string]any{
-		"uuid": p.UUID, "address": p.Address, "node_uuid": str(p.NodeUUID),
-		"portgroup_uuid": str(p.PortgroupUUID), "extra": obj(p.Extra),
-		"internal_info": obj(p.InternalInfo), "pxe_enabled": p.PXEEnabled,
-		"local_link_connection": obj(p.LocalLinkConnection),
-		"physical_network":      str(p.PhysicalNetwork), "is_smartnic": p.IsSmartNIC,
+		"uuid": p.UUID, "address": p.Address, "node_uuid": nullable(p.NodeUUID),
+		"portgroup_uuid": nullable(p.PortgroupUUID), "extra": emptyIfNil(p.Extra),
+		"internal_info": emptyIfNil(p.InternalInfo), "pxe_enabled": p.PXEEnabled,
+		"local_link_connection": emptyIfNil(p.LocalLinkConnection),
+		"physical_network":      nullable(p.PhysicalNetwork), "is_smartnic": p.IsSmartNIC,
 		"created_at": nil, "updated_at": nil,
 	}
 }
@@ -281,38 +249,9 @@ func portDoc(p *baremetal.Port) map[string]any {
 // checkPortDoc validates a port document and fills p from it.
 func checkPortDoc(doc map[string]any, p *baremetal.Port, w writeCtx) error {
 	minor, create := w.minor, w.create
-	if !create {
-		// What a PATCH may not change, which the schema does not have.
-		delete(doc, "internal_info")
-		delete(doc, "created_at")
-		delete(doc, "updated_at")
-	}
-	for k := range doc {
-		if _, ok := portSchema[k]; !ok {
-			return badRequest("Unknown attribute for argument port: %s", k)
-		}
-	}
-	for _, k := range []string{"address", "node_uuid"} {
-		if v, ok := doc[k]; !ok || v == nil {
-			return invalidInput(k, nil, "Mandatory field missing.")
-		}
-	}
-	for _, k := range slices.Sorted(mapsKeys(doc)) {
-		v := doc[k]
-		switch portSchema[k] {
-		case kString:
-			if _, ok := v.(string); !ok && v != nil {
-				return invalidInput(k, v, "Wrong type. Expected '<class 'str'>', got '"+pyTypeName(v)+"'")
-			}
-		case kObject:
-			if _, ok := v.(map[string]any); !ok && v != nil {
-				return invalidInput(k, v, "Wrong type. Expected '<class 'dict'>', got '"+pyTypeName(v)+"'")
-			}
-		case kBoolish:
-			if _, err := boolField(k, v); err != nil {
-				return invalidInput(k, v, "Wrong type. Expected '<class 'bool'>', got '"+pyTypeName(v)+"'")
-			}
-		}
+	patchOnly(doc, w, "internal_info", "created_at", "updated_at")
+	if err := checkDocKinds(doc, portSchema, "port", "address", "node_uuid"); err != nil {
+		return err
 	}
 	addr := strField(doc["address"])
 	mac, ok := inventory.NormalizeMAC(addr)

@@ -138,6 +138,82 @@ func fieldMinOf(minor int, names ...string) map[string]int {
 	return m
 }
 
+// viewField is one field of a table-driven view: its name, the version
+// it appeared in and how it is written.
+type viewField[T any] struct {
+	name  string
+	min   int
+	write func(b []byte, v T) []byte
+}
+
+// tableView is a view that writes table's fields in order; hideBelow: a
+// field is not shown below its version (else it is, at every version).
+func tableView[T any](table []viewField[T], hideBelow bool) func(o *objWriter, v T, fs fieldSet, minor int) {
+	return func(o *objWriter, v T, fs fieldSet, minor int) {
+		for i := range table {
+			f := &table[i]
+			if (hideBelow && minor < f.min) || !fs.want(f.name) {
+				continue
+			}
+			o.key(f.name)
+			o.b = f.write(o.b, v)
+		}
+	}
+}
+
+// tableFieldMin is table's field → version map (what ?fields= may ask).
+func tableFieldMin[T any](table []viewField[T]) map[string]int {
+	m := map[string]int{}
+	for _, f := range table {
+		m[f.name] = f.min
+	}
+	return m
+}
+
+// checkDocKinds checks a port or portgroup document as Ironic's WSME
+// types do: every attribute known to schema (what names the body), the
+// mandatory ones given and not null, and each of the right kind.
+func checkDocKinds(doc map[string]any, schema map[string]fieldKind, what string, mandatory ...string) error {
+	for k := range doc {
+		if _, ok := schema[k]; !ok {
+			return badRequest("Unknown attribute for argument %s: %s", what, k)
+		}
+	}
+	for _, k := range mandatory {
+		if v, ok := doc[k]; !ok || v == nil {
+			return invalidInput(k, nil, "Mandatory field missing.")
+		}
+	}
+	for _, k := range slices.Sorted(mapsKeys(doc)) {
+		v := doc[k]
+		switch schema[k] {
+		case kString:
+			if _, ok := v.(string); !ok && v != nil {
+				return invalidInput(k, v, "Wrong type. Expected '<class 'str'>', got '"+pyTypeName(v)+"'")
+			}
+		case kObject:
+			if _, ok := v.(map[string]any); !ok && v != nil {
+				return invalidInput(k, v, "Wrong type. Expected '<class 'dict'>', got '"+pyTypeName(v)+"'")
+			}
+		case kBoolish:
+			if _, err := boolField(k, v); err != nil {
+				return invalidInput(k, v, "Wrong type. Expected '<class 'bool'>', got '"+pyTypeName(v)+"'")
+			}
+		}
+	}
+	return nil
+}
+
+// patchOnly drops from a patched document the fields a PATCH may not
+// change that its schema does not have.
+func patchOnly(doc map[string]any, w writeCtx, fields ...string) {
+	if !w.create {
+		for _, f := range fields {
+			delete(doc, f)
+		}
+	}
+}
+
 func appendStamps(o *objWriter, created time.Time, updated *time.Time, fs fieldSet) {
 	if fs.want("created_at") {
 		o.key("created_at")
@@ -271,11 +347,14 @@ func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) err
 		if err := rq.checkSortColumn(p.sortKey, r.sortColumns); err != nil {
 			return err
 		}
-		filter := r.filter
-		if filter == nil {
-			filter = r.nodeFilter
+		var f listFilter
+		resource := r.path
+		switch {
+		case r.filter != nil:
+			f, resource, err = r.filter(rq, s, a)
+		case r.node != nil:
+			f, resource, err = nodeFilter(rq, s, a, r.path, false)
 		}
-		f, resource, err := filter(rq, s, a)
 		if err != nil {
 			return err
 		}
@@ -331,21 +410,18 @@ func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) err
 	}
 }
 
-// nodeFilter is a list's filter on the node of ?node= or of the path
-// (not both), and the collection's path.
-func (r *resource[T]) nodeFilter(rq *request, s *server, a args) (listFilter, string, error) {
+// nodeFilter is a list's filter on the node of ?node= or of the path,
+// and the collection's path (below /v1). Both given is a 403, unless
+// parentWins (then the path's node is used).
+func nodeFilter(rq *request, s *server, a args, path string, parentWins bool) (listFilter, string, error) {
 	var f listFilter
-	resource := r.path
-	if r.node == nil {
-		return f, resource, nil
-	}
 	nodeIdent := a.str("node")
 	if parent := rq.r.PathValue("node"); parent != "" {
-		if nodeIdent != "" {
+		if nodeIdent != "" && !parentWins {
 			return f, "", newError(http.StatusForbidden, "Operation not permitted.")
 		}
 		nodeIdent = parent
-		resource = "nodes/" + parent + "/" + r.path
+		path = "nodes/" + parent + "/" + path
 	}
 	if nodeIdent != "" {
 		n, err := s.lookupNode(rq.ctx(), s.store, nodeIdent, rq.minor)
@@ -354,7 +430,7 @@ func (r *resource[T]) nodeFilter(rq *request, s *server, a args) (listFilter, st
 		}
 		f.node = n.UUID
 	}
-	return f, resource, nil
+	return f, path, nil
 }
 
 // getHandler serves GET /v1/<path>/{id}.

@@ -14,12 +14,11 @@ import (
 	"github.com/ferrometal/ferro/internal/store"
 )
 
-// resource describes one of the REST resources that are items of a table
+// resource describes one of the REST resources that are rows of a table
 // (chassis, deploy templates, volume connectors and targets, ports,
-// portgroups):
-// they share every list, show, create, PATCH and delete step, and differ
-// only in what this description says. A new field is a change to the
-// description alone.
+// portgroups): they share every list, show, create, PATCH and delete
+// step, and differ only in what this description says. A new field is a
+// change to the description alone.
 type resource[T any] struct {
 	path     string // below /v1: "chassis", "volume/connectors"; the links' resource
 	key      string // the list's key: "chassis", "connectors"
@@ -104,6 +103,8 @@ type resource[T any] struct {
 	list   func(ctx context.Context, s store.Store, f listFilter) ([]T, error)
 	create func(ctx context.Context, s store.Store, v T) error
 	update func(ctx context.Context, s store.Store, v T) error
+	// delete may refuse with an API error of its own (a portgroup with
+	// ports).
 	delete func(ctx context.Context, s store.Store, id string) error
 }
 

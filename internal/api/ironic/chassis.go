@@ -26,7 +26,7 @@ var chassisResource = &resource[*baremetal.Chassis]{
 	fieldMin:    fieldMinOf(0, "uuid", "description", "extra", "created_at", "updated_at"),
 	internal:    []string{"created_at", "id", "links", "nodes", "updated_at", "uuid"},
 	subLinks:    []string{"nodes"},
-	view: func(o *objWriter, c *baremetal.Chassis, fs fieldSet) {
+	view: func(o *objWriter, c *baremetal.Chassis, fs fieldSet, _ int) {
 		if fs.want("uuid") {
 			o.str("uuid", c.UUID)
 		}
@@ -43,7 +43,7 @@ var chassisResource = &resource[*baremetal.Chassis]{
 	doc: func(c *baremetal.Chassis) map[string]any {
 		return map[string]any{"uuid": c.UUID, "description": nullable(c.Description), "extra": emptyIfNil(c.Extra)}
 	},
-	check:  checkChassisDoc,
+	check:  func(doc map[string]any, c *baremetal.Chassis, _ writeCtx) error { return checkChassisDoc(doc, c) },
 	uuid:   func(c *baremetal.Chassis) string { return c.UUID },
 	setNew: func(c *baremetal.Chassis, id string, now time.Time) { c.UUID, c.CreatedAt = id, now },
 	inUse: func(id string) *apiError {
@@ -54,8 +54,8 @@ var chassisResource = &resource[*baremetal.Chassis]{
 	get: func(ctx context.Context, s store.Store, id string) (*baremetal.Chassis, error) {
 		return s.GetChassis(ctx, id)
 	},
-	list: func(ctx context.Context, s store.Store, p store.Page, _ string) ([]*baremetal.Chassis, error) {
-		return s.ListChassis(ctx, p)
+	list: func(ctx context.Context, s store.Store, f listFilter) ([]*baremetal.Chassis, error) {
+		return s.ListChassis(ctx, f.page)
 	},
 	create: func(ctx context.Context, s store.Store, c *baremetal.Chassis) error { return s.CreateChassis(ctx, c) },
 	update: func(ctx context.Context, s store.Store, c *baremetal.Chassis) error { return s.UpdateChassis(ctx, c) },

@@ -29,7 +29,7 @@ var deployTemplateResource = &resource[*baremetal.DeployTemplate]{
 	sortColumns: deployTemplateSortColumns,
 	fieldMin:    fieldMinOf(v55DeployTemplates, "uuid", "name", "steps", "extra", "created_at", "updated_at"),
 	internal:    []string{"created_at", "id", "links", "updated_at", "uuid"},
-	view: func(o *objWriter, dt *baremetal.DeployTemplate, fs fieldSet) {
+	view: func(o *objWriter, dt *baremetal.DeployTemplate, fs fieldSet, _ int) {
 		if fs.want("uuid") {
 			o.str("uuid", dt.UUID)
 		}
@@ -69,10 +69,12 @@ var deployTemplateResource = &resource[*baremetal.DeployTemplate]{
 		return map[string]any{"uuid": dt.UUID, "name": dt.Name, "steps": steps, "extra": emptyIfNil(dt.Extra),
 			"description": nullable(dt.Description)}
 	},
-	check:  checkDeployTemplateDoc,
+	check: func(doc map[string]any, dt *baremetal.DeployTemplate, _ writeCtx) error {
+		return checkDeployTemplateDoc(doc, dt)
+	},
 	uuid:   func(dt *baremetal.DeployTemplate) string { return dt.UUID },
 	setNew: func(dt *baremetal.DeployTemplate, id string, now time.Time) { dt.UUID, dt.CreatedAt = id, now },
-	conflict: func(dt *baremetal.DeployTemplate) *apiError {
+	conflict: func(_ context.Context, _ store.Store, dt *baremetal.DeployTemplate) error {
 		return conflict("A deploy template with name %s already exists.", dt.Name)
 	},
 	newT:  func() *baremetal.DeployTemplate { return &baremetal.DeployTemplate{} },
@@ -80,8 +82,8 @@ var deployTemplateResource = &resource[*baremetal.DeployTemplate]{
 	get: func(ctx context.Context, s store.Store, ident string) (*baremetal.DeployTemplate, error) {
 		return s.GetDeployTemplate(ctx, ident)
 	},
-	list: func(ctx context.Context, s store.Store, p store.Page, _ string) ([]*baremetal.DeployTemplate, error) {
-		return s.ListDeployTemplates(ctx, p)
+	list: func(ctx context.Context, s store.Store, f listFilter) ([]*baremetal.DeployTemplate, error) {
+		return s.ListDeployTemplates(ctx, f.page)
 	},
 	create: func(ctx context.Context, s store.Store, dt *baremetal.DeployTemplate) error {
 		return s.CreateDeployTemplate(ctx, dt)

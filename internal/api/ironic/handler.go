@@ -305,6 +305,8 @@ type jsonStream struct {
 	bp     *[]byte
 	b      []byte
 	sent   bool
+	// whole: never chunked, one piece with a Content-Length however long.
+	whole bool
 }
 
 // streamJSON starts a JSON body with status.
@@ -315,7 +317,7 @@ func (rq *request) streamJSON(status int) *jsonStream {
 
 // flush sends what is rendered once it is streamChunk or more.
 func (js *jsonStream) flush() {
-	if len(js.b) >= streamChunk {
+	if len(js.b) >= streamChunk && !js.whole {
 		js.send()
 	}
 }

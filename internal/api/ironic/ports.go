@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
-
-	"github.com/google/uuid"
+	"time"
 
 	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
@@ -16,14 +14,9 @@ import (
 	"github.com/ferrometal/ferro/internal/store"
 )
 
-// portField is one member of a port's view.
-type portField struct {
-	name  string
-	min   int
-	write func(b []byte, p *baremetal.Port) []byte
-}
-
-var portFields = []portField{
+// portFields are a port's fields in view order, each with the version
+// it appeared in: below it the field is neither shown nor may be asked for.
+var portFields = []viewField[*baremetal.Port]{
 	{"uuid", 0, func(b []byte, p *baremetal.Port) []byte { return appendString(b, p.UUID) }},
 	{"created_at", 0, func(b []byte, p *baremetal.Port) []byte { return appendTime(b, p.CreatedAt) }},
 	{"updated_at", 0, func(b []byte, p *baremetal.Port) []byte { return appendNullTime(b, p.UpdatedAt) }},
@@ -44,71 +37,103 @@ var portFields = []portField{
 	}},
 }
 
-var portFieldMin = func() map[string]int {
-	m := map[string]int{}
-	for _, f := range portFields {
-		m[f.name] = f.min
-	}
-	return m
-}()
+var portFieldMin = tableFieldMin(portFields)
 
-var defaultPortFields = []string{"uuid", "address"}
-
-func appendPort(b []byte, p *baremetal.Port, minor int, base string, fs fieldSet) []byte {
-	o := newObj(b)
-	for i := range portFields {
-		f := &portFields[i]
-		if minor < f.min || !fs.want(f.name) {
-			continue
-		}
-		o.key(f.name)
-		o.b = f.write(o.b, p)
-	}
-	o.key("links")
-	o.b = appendLinks(o.b, base, "ports", p.UUID)
-	return o.end()
+// portGated are the writable fields a version below theirs may not set
+// (Ironic's _check_allowed_port_fields).
+var portGated = map[string]int{
+	"pxe_enabled": v19PortAdvancedNet, "local_link_connection": v19PortAdvancedNet,
+	"portgroup_uuid": v24PortgroupSubcontrol, "physical_network": v34PortPhysicalNetwork,
+	"is_smartnic": v53SmartNIC,
 }
 
-var portInvalidSortKeys = []string{"extra", "internal_info", "local_link_connection"}
+// portResource describes ports (every version; per node, and per
+// portgroup from 1.24).
+var portResource = &resource[*baremetal.Port]{
+	path:             "ports",
+	key:              "ports",
+	what:             "port",
+	noun:             "port",
+	wildcard:         "port",
+	idField:          "port_uuid",
+	asWritten:        true,
+	exactKey:         true,
+	defaults:         []string{"uuid", "address"},
+	invalidSort:      []string{"extra", "internal_info", "local_link_connection"},
+	sortColumns:      portSortColumns,
+	fieldMin:         portFieldMin,
+	internal:         []string{"created_at", "id", "links", "updated_at", "uuid", "internal_info"},
+	mandatory:        []string{"address", "node_uuid"},
+	view:             tableView(portFields, true),
+	doc:              portDoc,
+	check:            checkPortDoc,
+	uuid:             func(p *baremetal.Port) string { return p.UUID },
+	setNew:           func(p *baremetal.Port, id string, now time.Time) { p.UUID, p.CreatedAt = id, now },
+	node:             func(p *baremetal.Port) string { return p.NodeUUID },
+	anyPower:         true,
+	portgroupListMin: v24PortgroupSubcontrol,
+	listArgs:         []string{"node_uuid", "address", "portgroup"},
+	filter:           portFilter,
+	own: func(rq *request, s *server) (func(*baremetal.Port) bool, error) {
+		own, err := rq.listProject(auth.RulePortListAll, "")
+		if err != nil || own == "" {
+			return nil, err
+		}
+		// Ports of the caller's project's nodes only, as Ironic's port list.
+		mine, err := s.projectNodes(rq, own)
+		if err != nil {
+			return nil, err
+		}
+		return func(p *baremetal.Port) bool { return mine[p.NodeUUID] }, nil
+	},
+	precheck: portPrecheck,
+	patchGate: func(rq *request, ops []patchOp) error {
+		for field, m := range portGated {
+			if rq.minor < m && (len(patchValues(ops, "/"+field)) > 0 || pathRemoved(ops, "/"+field)) {
+				return notAcceptable()
+			}
+		}
+		const nt = "/local_link_connection/network_type"
+		if rq.minor < v64NetworkType && (len(patchValues(ops, nt)) > 0 || pathRemoved(ops, nt)) {
+			return notAcceptable()
+		}
+		return nil
+	},
+	reread: true,
+	conflict: func(_ context.Context, _ store.Store, p *baremetal.Port) error {
+		return conflict("A port with MAC address %s already exists.", p.Address)
+	},
+	newT:  func() *baremetal.Port { return &baremetal.Port{} },
+	clone: clonePtr[baremetal.Port],
+	get: func(ctx context.Context, s store.Store, id string) (*baremetal.Port, error) {
+		return s.GetPort(ctx, id)
+	},
+	list: func(ctx context.Context, s store.Store, f listFilter) ([]*baremetal.Port, error) {
+		return s.ListPorts(ctx, store.PortFilter{Page: f.page, NodeUUID: f.node, PortgroupUUID: f.portgroup, Address: f.address})
+	},
+	create: func(ctx context.Context, s store.Store, p *baremetal.Port) error { return s.CreatePort(ctx, p) },
+	update: func(ctx context.Context, s store.Store, p *baremetal.Port) error { return s.UpdatePort(ctx, p) },
+	delete: func(ctx context.Context, s store.Store, id string) error { return s.DeletePort(ctx, id) },
+}
 
-// listPorts serves GET /v1/ports[/detail], /v1/nodes/{node}/ports[/detail]
-// and /v1/portgroups/{portgroup}/ports[/detail].
-func (s *server) listPorts(rq *request, detailPath bool) error {
+// portFilter reads a port list's filter: a portgroup (of ?portgroup=,
+// 1.24, or the path), a node (of ?node=, ?node_uuid= or the path), not
+// both, or else an address.
+func portFilter(rq *request, s *server, a args) (listFilter, string, error) {
+	var f listFilter
 	parentNode := rq.r.PathValue("node")
 	parentPG := rq.r.PathValue("portgroup")
-	allowed := []string{"node", "node_uuid", "address", "marker", "limit", "sort_key", "sort_dir", "fields", "portgroup", "detail"}
-	if detailPath {
-		allowed = allowed[:len(allowed)-1]
-		allowed = slices.DeleteFunc(allowed, func(s string) bool { return s == "fields" })
-	}
-	if parentPG != "" && rq.minor < v24PortgroupSubcontrol {
-		return resourceNotFound()
-	}
-	a, err := rq.queryArgs(allowed...)
-	if err != nil {
-		return err
-	}
-	p, err := s.paging(a, portInvalidSortKeys, false)
-	if err != nil {
-		return err
-	}
-	if err := rq.sortAndFields(a, &p, portFieldMin, defaultPortFields, detailPath); err != nil {
-		return err
-	}
-	if err := rq.checkSortColumn(p.sortKey, portSortColumns); err != nil {
-		return err
-	}
 	pgIdent := a.str("portgroup")
 	if pgIdent != "" && rq.minor < v24PortgroupSubcontrol {
-		return notAcceptable()
+		return f, "", notAcceptable()
 	}
 	nodeUUIDArg, err := a.uuidArg("node_uuid")
 	if err != nil {
-		return err
+		return f, "", err
 	}
 	nodeIdent := a.str("node")
 	if nodeUUIDArg == "" && nodeIdent != "" && rq.minor < v5NodeName && !isUUIDLike(nodeIdent) {
-		return notAcceptable()
+		return f, "", notAcceptable()
 	}
 	if nodeUUIDArg != "" {
 		nodeIdent = nodeUUIDArg
@@ -121,68 +146,26 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 	}
 	address, err := macArg(a)
 	if err != nil {
-		return err
+		return f, "", err
 	}
 	if nodeIdent != "" && pgIdent != "" {
-		return newError(http.StatusForbidden, "Operation not permitted.")
+		return f, "", newError(http.StatusForbidden, "Operation not permitted.")
 	}
-	var f store.PortFilter
-	f.Page = p.page
 	switch {
 	case pgIdent != "":
 		pg, err := s.lookupPortgroup(rq.ctx(), s.store, pgIdent)
 		if err != nil {
-			return err
+			return f, "", err
 		}
-		f.PortgroupUUID = pg.UUID
+		f.portgroup = pg.UUID
 	case nodeIdent != "":
 		n, err := s.lookupNode(rq.ctx(), s.store, nodeIdent, rq.minor)
 		if err != nil {
-			return err
+			return f, "", err
 		}
-		f.NodeUUID = n.UUID
+		f.node = n.UUID
 	case address != "":
-		f.Address = address
-	}
-	if err := checkMarker(rq.ctx(), p.page.Marker, s.store.GetPort, portNotFound); err != nil {
-		return err
-	}
-	own, err := rq.listProject(auth.RulePortListAll, "")
-	if err != nil {
-		return err
-	}
-	if own != "" {
-		f.Limit = 0
-	}
-	ports, err := s.store.ListPorts(rq.ctx(), f)
-	if err != nil {
-		return err
-	}
-	if own != "" {
-		// Ports of the caller's project's nodes only, as Ironic's port list.
-		mine, err := s.projectNodes(rq, own)
-		if err != nil {
-			return err
-		}
-		ports = slices.DeleteFunc(ports, func(p *baremetal.Port) bool { return !mine[p.NodeUUID] })
-		if len(ports) > p.limit {
-			ports = ports[:p.limit]
-		}
-	}
-	fs := newFieldSet(p.fields)
-	js := rq.streamJSON(http.StatusOK)
-	js.b = append(js.b, `{"ports": [`...)
-	for i, port := range ports {
-		if i > 0 {
-			js.b = append(js.b, ", "...)
-		}
-		js.b = appendPort(js.b, port, rq.minor, rq.base, fs)
-		js.flush()
-	}
-	js.b = append(js.b, ']')
-	var last string
-	if len(ports) > 0 {
-		last = ports[len(ports)-1].UUID
+		f.address = address
 	}
 	resource := "ports"
 	switch {
@@ -191,36 +174,44 @@ func (s *server) listPorts(rq *request, detailPath bool) error {
 	case parentPG != "":
 		resource = "portgroups/" + parentPG + "/ports"
 	}
-	if detailPath {
-		resource += "/detail"
-	}
-	extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields", "detail")
-	js.b = appendListEnd(js.b, rq.nextLink(resource, p, len(ports), last, extra...))
-	return js.end()
+	return f, resource, nil
 }
 
-// getPort is GET /v1/ports/{port}.
-func (s *server) getPort(rq *request) error {
-	a, err := rq.queryArgs("fields")
-	if err != nil {
-		return err
-	}
-	id := rq.r.PathValue("port")
-	if !isUUIDLike(id) {
-		return badRequest("Invalid input for field/attribute port_uuid. Value: '%s'. Expected a UUID but received %s.", id, id)
-	}
-	p, err := s.store.GetPort(rq.ctx(), id)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return portNotFound(id)
+// portPrecheck checks a port's portgroup, physical network and MAC
+// address, and that its node is not being inspected, before the port is
+// written.
+func portPrecheck(ctx context.Context, tx store.Store, n *baremetal.Node, p, old *baremetal.Port, w writeCtx) error {
+	if old == nil {
+		pxeGiven := w.doc["pxe_enabled"] != nil && p.PXEEnabled
+		if err := checkPortPortgroup(ctx, tx, p, pxeGiven); err != nil {
+			return err
 		}
+		if err := checkPortPhysnet(ctx, tx, p, nil); err != nil {
+			return err
+		}
+		if other, err := tx.GetPortByAddress(ctx, p.Address); err == nil && other.UUID != p.UUID {
+			return conflict("A port with MAC address %s already exists.", p.Address)
+		}
+		return nil
+	}
+	if n.ProvisionState == states.Inspecting && w.minor >= v39InspectWait {
+		return conflict("Cannot update port \"%s\" on \"%s\" while it is in state \"%s\".", old.UUID, n.UUID, states.Inspecting)
+	}
+	pxeGiven := len(patchValues(w.ops, "/pxe_enabled")) > 0 && p.PXEEnabled
+	if p.PortgroupUUID != old.PortgroupUUID || p.NodeUUID != old.NodeUUID || pxeGiven {
+		if err := checkPortPortgroup(ctx, tx, p, pxeGiven); err != nil {
+			return err
+		}
+	}
+	if err := checkPortPhysnet(ctx, tx, p, old); err != nil {
 		return err
 	}
-	fields, err := rq.itemFields(a, portFieldMin)
-	if err != nil {
-		return err
+	if p.Address != old.Address {
+		if other, err := tx.GetPortByAddress(ctx, p.Address); err == nil && other.UUID != p.UUID {
+			return conflict("A port with MAC address %s already exists.", p.Address)
+		}
 	}
-	return rq.writeJSON(http.StatusOK, appendPort(make([]byte, 0, 1024), p, rq.minor, rq.base, newFieldSet(fields)))
+	return nil
 }
 
 // invalidInput is Ironic's InvalidInput.
@@ -245,56 +236,22 @@ var portSchema = map[string]fieldKind{
 
 // portDoc is a port as the document PATCH applies to.
 func portDoc(p *baremetal.Port) map[string]any {
-	str := func(s string) any {
-		if s == "" {
-			return nil
-		}
-		return s
-	}
-	obj := func(m baremetal.JSON) any {
-		if m == nil {
-			return map[string]any{}
-		}
-		return m
-	}
 	return map[string]any{
-		"uuid": p.UUID, "address": p.Address, "node_uuid": str(p.NodeUUID),
-		"portgroup_uuid": str(p.PortgroupUUID), "extra": obj(p.Extra),
-		"internal_info": obj(p.InternalInfo), "pxe_enabled": p.PXEEnabled,
-		"local_link_connection": obj(p.LocalLinkConnection),
-		"physical_network":      str(p.PhysicalNetwork), "is_smartnic": p.IsSmartNIC,
+		"uuid": p.UUID, "address": p.Address, "node_uuid": nullable(p.NodeUUID),
+		"portgroup_uuid": nullable(p.PortgroupUUID), "extra": emptyIfNil(p.Extra),
+		"internal_info": emptyIfNil(p.InternalInfo), "pxe_enabled": p.PXEEnabled,
+		"local_link_connection": emptyIfNil(p.LocalLinkConnection),
+		"physical_network":      nullable(p.PhysicalNetwork), "is_smartnic": p.IsSmartNIC,
 		"created_at": nil, "updated_at": nil,
 	}
 }
 
 // checkPortDoc validates a port document and fills p from it.
-func checkPortDoc(doc map[string]any, p *baremetal.Port, minor int, create bool) error {
-	for k := range doc {
-		if _, ok := portSchema[k]; !ok {
-			return badRequest("Unknown attribute for argument port: %s", k)
-		}
-	}
-	for _, k := range []string{"address", "node_uuid"} {
-		if v, ok := doc[k]; !ok || v == nil {
-			return invalidInput(k, nil, "Mandatory field missing.")
-		}
-	}
-	for _, k := range slices.Sorted(mapsKeys(doc)) {
-		v := doc[k]
-		switch portSchema[k] {
-		case kString:
-			if _, ok := v.(string); !ok && v != nil {
-				return invalidInput(k, v, "Wrong type. Expected '<class 'str'>', got '"+pyTypeName(v)+"'")
-			}
-		case kObject:
-			if _, ok := v.(map[string]any); !ok && v != nil {
-				return invalidInput(k, v, "Wrong type. Expected '<class 'dict'>', got '"+pyTypeName(v)+"'")
-			}
-		case kBoolish:
-			if _, err := boolField(k, v); err != nil {
-				return invalidInput(k, v, "Wrong type. Expected '<class 'bool'>', got '"+pyTypeName(v)+"'")
-			}
-		}
+func checkPortDoc(doc map[string]any, p *baremetal.Port, w writeCtx) error {
+	minor, create := w.minor, w.create
+	patchOnly(doc, w, "internal_info", "created_at", "updated_at")
+	if err := checkDocKinds(doc, portSchema, "port", "address", "node_uuid"); err != nil {
+		return err
 	}
 	addr := strField(doc["address"])
 	mac, ok := inventory.NormalizeMAC(addr)
@@ -318,14 +275,8 @@ func checkPortDoc(doc map[string]any, p *baremetal.Port, minor int, create bool)
 			return notAcceptable()
 		}
 	}
-	// Fields the version does not have (Ironic's _check_allowed_port_fields).
-	gated := map[string]int{
-		"pxe_enabled": v19PortAdvancedNet, "local_link_connection": v19PortAdvancedNet,
-		"portgroup_uuid": v24PortgroupSubcontrol, "physical_network": v34PortPhysicalNetwork,
-		"is_smartnic": v53SmartNIC,
-	}
 	if create {
-		for k, m := range gated {
+		for k, m := range portGated {
 			if v, ok := doc[k]; ok && v != nil && minor < m {
 				return notAcceptable()
 			}
@@ -426,58 +377,6 @@ func validateLocalLink(llc map[string]any) error {
 	return nil
 }
 
-// createPort is POST /v1/ports.
-func (s *server) createPort(rq *request) error {
-	doc, err := rq.createBody("port")
-	if err != nil {
-		return err
-	}
-	p := &baremetal.Port{}
-	if err := checkPortDoc(doc, p, rq.minor, true); err != nil {
-		return err
-	}
-	if p.UUID == "" {
-		p.UUID = uuid.NewString()
-	}
-	p.CreatedAt = s.now().UTC()
-	if _, err := s.store.GetNode(rq.ctx(), p.NodeUUID); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return badRequest("Node %s could not be found.", p.NodeUUID)
-		}
-		return err
-	}
-	pxeGiven := doc["pxe_enabled"] != nil && p.PXEEnabled
-	err = s.cond.WithNodeLock(rq.ctx(), p.NodeUUID, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
-		if err := s.checkPortPortgroup(ctx, tx, p, pxeGiven); err != nil {
-			return err
-		}
-		if err := checkPortPhysnet(ctx, tx, p, nil); err != nil {
-			return err
-		}
-		if other, err := tx.GetPortByAddress(ctx, p.Address); err == nil && other.UUID != p.UUID {
-			return conflict("A port with MAC address %s already exists.", p.Address)
-		}
-		if _, err := tx.GetPort(ctx, p.UUID); err == nil {
-			return conflict("A port with UUID %s already exists.", p.UUID)
-		}
-		if err := tx.CreatePort(ctx, p); err != nil {
-			if errors.Is(err, store.ErrConflict) {
-				return conflict("A port with MAC address %s already exists.", p.Address)
-			}
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) && !isAPIError(err) {
-			return badRequest("Node %s could not be found.", p.NodeUUID)
-		}
-		return err
-	}
-	rq.location("ports/" + p.UUID)
-	return rq.writeJSON(http.StatusCreated, appendPort(make([]byte, 0, 1024), p, rq.minor, rq.base, nil))
-}
-
 func isAPIError(err error) bool {
 	var ae *apiError
 	return errors.As(err, &ae)
@@ -485,7 +384,7 @@ func isAPIError(err error) bool {
 
 // checkPortPortgroup checks that a port's portgroup exists, belongs to the
 // port's node and accepts it.
-func (s *server) checkPortPortgroup(ctx context.Context, tx store.Store, p *baremetal.Port, pxeGiven bool) error {
+func checkPortPortgroup(ctx context.Context, tx store.Store, p *baremetal.Port, pxeGiven bool) error {
 	if p.PortgroupUUID == "" {
 		return nil
 	}
@@ -537,157 +436,4 @@ func checkPortPhysnet(ctx context.Context, tx store.Store, p, old *baremetal.Por
 		break // the members agree with each other: one is enough
 	}
 	return nil
-}
-
-// portInternalAttrs are the paths a port PATCH may not touch.
-var portInternalAttrs = []string{"created_at", "id", "links", "updated_at", "uuid", "internal_info"}
-
-// patchPort is PATCH /v1/ports/{port}.
-func (s *server) patchPort(rq *request) error {
-	if _, err := rq.queryArgs(); err != nil {
-		return err
-	}
-	id := rq.r.PathValue("port")
-	if !isUUIDLike(id) {
-		return badRequest("Invalid input for field/attribute port_uuid. Value: '%s'. Expected a UUID but received %s.", id, id)
-	}
-	ops, err := rq.readPatch()
-	if err != nil {
-		return err
-	}
-	for _, op := range ops {
-		if slices.Contains(portInternalAttrs, op.top()) {
-			return badRequest("'%s' is an internal attribute and can not be updated", op.Path)
-		}
-		if op.Op == "remove" && (op.Path == "/address" || op.Path == "/node_uuid") {
-			return badRequest("'%s' is a mandatory attribute and can not be removed", op.Path)
-		}
-	}
-	gated := map[string]int{
-		"pxe_enabled": v19PortAdvancedNet, "local_link_connection": v19PortAdvancedNet,
-		"portgroup_uuid": v24PortgroupSubcontrol, "physical_network": v34PortPhysicalNetwork,
-		"is_smartnic": v53SmartNIC, "local_link_connection/network_type": v64NetworkType,
-	}
-	for field, m := range gated {
-		if rq.minor < m && (len(patchValues(ops, "/"+field)) > 0 || pathRemoved(ops, "/"+field)) {
-			return notAcceptable()
-		}
-	}
-	cur, err := s.store.GetPort(rq.ctx(), id)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return portNotFound(id)
-		}
-		return err
-	}
-	compute := func(ctx context.Context, tx store.Store, old *baremetal.Port) (*baremetal.Port, error) {
-		doc, err := applyPatch(portDoc(old), ops)
-		if err != nil {
-			return nil, err
-		}
-		delete(doc, "internal_info")
-		delete(doc, "created_at")
-		delete(doc, "updated_at")
-		np := *old
-		if err := checkPortDoc(doc, &np, rq.minor, false); err != nil {
-			return nil, err
-		}
-		if np.UUID != old.UUID {
-			return nil, badRequest("'/uuid' is an internal attribute and can not be updated")
-		}
-		if np.NodeUUID != old.NodeUUID {
-			if _, err := tx.GetNode(ctx, np.NodeUUID); err != nil {
-				if errors.Is(err, store.ErrNotFound) {
-					return nil, badRequest("Node %s could not be found.", np.NodeUUID)
-				}
-				return nil, err
-			}
-		}
-		return &np, nil
-	}
-	if _, err := compute(rq.ctx(), s.store, cur); err != nil {
-		return err
-	}
-	err = s.cond.WithNodeLock(rq.ctx(), cur.NodeUUID, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
-		old, err := tx.GetPort(ctx, id)
-		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return portNotFound(id)
-			}
-			return err
-		}
-		np, err := compute(ctx, tx, old)
-		if err != nil {
-			return err
-		}
-		if n.ProvisionState == states.Inspecting && rq.minor >= v39InspectWait {
-			return conflict("Cannot update port \"%s\" on \"%s\" while it is in state \"%s\".", old.UUID, n.UUID, states.Inspecting)
-		}
-		pxeGiven := len(patchValues(ops, "/pxe_enabled")) > 0 && np.PXEEnabled
-		if np.PortgroupUUID != old.PortgroupUUID || np.NodeUUID != old.NodeUUID || pxeGiven {
-			if err := s.checkPortPortgroup(ctx, tx, np, pxeGiven); err != nil {
-				return err
-			}
-		}
-		if err := checkPortPhysnet(ctx, tx, np, old); err != nil {
-			return err
-		}
-		if np.Address != old.Address {
-			if other, err := tx.GetPortByAddress(ctx, np.Address); err == nil && other.UUID != np.UUID {
-				return conflict("A port with MAC address %s already exists.", np.Address)
-			}
-		}
-		if err := tx.UpdatePort(ctx, np); err != nil {
-			if errors.Is(err, store.ErrConflict) {
-				return conflict("A port with MAC address %s already exists.", np.Address)
-			}
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) && !isAPIError(err) {
-			return portNotFound(id)
-		}
-		return err
-	}
-	p, err := s.store.GetPort(rq.ctx(), id)
-	if err != nil {
-		return err
-	}
-	return rq.writeJSON(http.StatusOK, appendPort(make([]byte, 0, 1024), p, rq.minor, rq.base, nil))
-}
-
-// deletePort is DELETE /v1/ports/{port}.
-func (s *server) deletePort(rq *request) error {
-	if _, err := rq.queryArgs(); err != nil {
-		return err
-	}
-	id := rq.r.PathValue("port")
-	if !isUUIDLike(id) {
-		return badRequest("Invalid input for field/attribute port_uuid. Value: '%s'. Expected a UUID but received %s.", id, id)
-	}
-	p, err := s.store.GetPort(rq.ctx(), id)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return portNotFound(id)
-		}
-		return err
-	}
-	err = s.cond.WithNodeLock(rq.ctx(), p.NodeUUID, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
-		if err := tx.DeletePort(ctx, p.UUID); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return portNotFound(id)
-			}
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) && !isAPIError(err) {
-			return portNotFound(id)
-		}
-		return err
-	}
-	return rq.writeEmpty(http.StatusNoContent)
 }

@@ -2,11 +2,14 @@ package ironic
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ferrometal/ferro/internal/auth"
 )
 
 func TestPorts_CreateShowListPatchDelete(t *testing.T) {
@@ -264,4 +267,65 @@ func TestPorts_PortgroupPhysicalNetworkConsistency(t *testing.T) {
 	// Alone in the portgroup, a port may change its physical network.
 	e.must(204, "DELETE", "/v1/ports/"+str(second, "uuid"), latest, nil)
 	e.must(200, "PATCH", "/v1/ports/"+str(first, "uuid"), latest, []map[string]any{{"op": "replace", "path": "/physical_network", "value": "physnet2"}})
+}
+
+// TestPorts_ProjectScopedList: a project reader (no list_all) lists the
+// ports of its project's nodes only, the page cut after the narrowing, and
+// the next link continues from the last of its own.
+func TestPorts_ProjectScopedList(t *testing.T) {
+	e := newEnv(t)
+	mine := str(e.createNode(map[string]any{"name": "mine", "owner": "p1"}), "uuid")
+	theirs := str(e.createNode(map[string]any{"name": "theirs", "owner": "p2"}), "uuid")
+	var want []string
+	for i := range 6 {
+		node := theirs
+		if i%2 == 1 {
+			node = mine
+		}
+		p := e.must(http.StatusCreated, "POST", "/v1/ports", latest, map[string]any{
+			"node_uuid": node, "address": "52:54:00:00:01:0" + string(rune('0'+i)),
+		}).json(t)
+		if node == mine {
+			want = append(want, str(p, "uuid"))
+		}
+	}
+	asCode := func(want int, path string) resp {
+		t.Helper()
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("X-OpenStack-Ironic-API-Version", latest)
+		req = req.WithContext(auth.NewContext(req.Context(), &auth.Credentials{ProjectID: "p1", Roles: []string{"reader"}}))
+		rec := httptest.NewRecorder()
+		e.h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Fatalf("GET %s as p1: status %d, want %d; body %s", path, rec.Code, want, rec.Body.Bytes())
+		}
+		return resp{code: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	}
+	as := func(path string) resp { t.Helper(); return asCode(http.StatusOK, path) }
+	uuids := func(r resp) []string {
+		var ids []string
+		for _, p := range r.json(t)["ports"].([]any) {
+			ids = append(ids, p.(map[string]any)["uuid"].(string))
+		}
+		return ids
+	}
+	if d := cmp.Diff(want, uuids(as("/v1/ports"))); d != "" {
+		t.Errorf("p1's ports (-want +got):\n%s", d)
+	}
+	page := as("/v1/ports?limit=2")
+	if d := cmp.Diff(want[:2], uuids(page)); d != "" {
+		t.Errorf("p1's first page (-want +got):\n%s", d)
+	}
+	next, _ := page.json(t)["next"].(string)
+	if !strings.Contains(next, "marker="+want[1]) || !strings.Contains(next, "limit=2") {
+		t.Errorf("next %q, want marker=%s and limit=2", next, want[1])
+	}
+	if d := cmp.Diff(want[2:], uuids(as("/v1/ports?limit=2&marker="+want[1]))); d != "" {
+		t.Errorf("p1's second page (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(want, uuids(as("/v1/nodes/mine/ports"))); d != "" {
+		t.Errorf("p1's node's ports (-want +got):\n%s", d)
+	}
+	// Another project's node does not exist for p1.
+	asCode(http.StatusNotFound, "/v1/nodes/theirs/ports")
 }

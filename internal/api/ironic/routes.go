@@ -45,30 +45,12 @@ func (s *server) routes() {
 	h("GET /v1/nodes/{node}/vifs", s.listVIFs)
 	h("GET /v1/nodes/{node}/allocation", s.getNodeAllocation)
 	h("DELETE /v1/nodes/{node}/allocation", s.deleteNodeAllocation)
-	h("GET /v1/nodes/{node}/ports", func(rq *request) error { return s.listPorts(rq, false) })
-	h("GET /v1/nodes/{node}/ports/detail", func(rq *request) error { return s.listPorts(rq, true) })
-	h("GET /v1/nodes/{node}/portgroups", func(rq *request) error { return s.listPortgroups(rq, false) })
-	h("GET /v1/nodes/{node}/portgroups/detail", func(rq *request) error { return s.listPortgroups(rq, true) })
 
 	// Ports.
-	h("GET /v1/ports", func(rq *request) error { return s.listPorts(rq, false) })
-	h("GET /v1/ports/{$}", func(rq *request) error { return s.listPorts(rq, false) })
-	h("GET /v1/ports/detail", func(rq *request) error { return s.listPorts(rq, true) })
-	h("POST /v1/ports", s.createPort)
-	h("GET /v1/ports/{port}", s.getPort)
-	h("PATCH /v1/ports/{port}", s.patchPort)
-	h("DELETE /v1/ports/{port}", s.deletePort)
+	portResource.routes(s)
 
 	// Portgroups.
-	h("GET /v1/portgroups", func(rq *request) error { return s.listPortgroups(rq, false) })
-	h("GET /v1/portgroups/{$}", func(rq *request) error { return s.listPortgroups(rq, false) })
-	h("GET /v1/portgroups/detail", func(rq *request) error { return s.listPortgroups(rq, true) })
-	h("POST /v1/portgroups", s.createPortgroup)
-	h("GET /v1/portgroups/{portgroup}", s.getPortgroup)
-	h("PATCH /v1/portgroups/{portgroup}", s.patchPortgroup)
-	h("DELETE /v1/portgroups/{portgroup}", s.deletePortgroup)
-	h("GET /v1/portgroups/{portgroup}/ports", func(rq *request) error { return s.listPorts(rq, false) })
-	h("GET /v1/portgroups/{portgroup}/ports/detail", func(rq *request) error { return s.listPorts(rq, true) })
+	portgroupResource.routes(s)
 
 	// Allocations.
 	h("GET /v1/allocations", s.listAllocations)

@@ -28,8 +28,8 @@ func volumeResource[T any](r *resource[T], schema map[string]fieldKind, fill fun
 
 // checkVolumeDoc validates a volume document against schema and required
 // and fills v with fill.
-func checkVolumeDoc[T any](what string, schema map[string]fieldKind, required []string, fill func(doc map[string]any, v T) error) func(doc map[string]any, v T) error {
-	return func(doc map[string]any, v T) error {
+func checkVolumeDoc[T any](what string, schema map[string]fieldKind, required []string, fill func(doc map[string]any, v T) error) func(doc map[string]any, v T, w writeCtx) error {
+	return func(doc map[string]any, v T, _ writeCtx) error {
 		for _, k := range slices.Sorted(mapsKeys(doc)) {
 			kind, ok := schema[k]
 			if !ok {
@@ -60,7 +60,7 @@ var volumeConnectors = volumeResource(&resource[*baremetal.VolumeConnector]{
 	sortColumns: volumeConnectorSortColumns,
 	fieldMin:    fieldMinOf(v32Volume, "uuid", "node_uuid", "type", "connector_id", "extra", "created_at", "updated_at"),
 	mandatory:   []string{"connector_id", "node_uuid", "type"},
-	view: func(o *objWriter, c *baremetal.VolumeConnector, fs fieldSet) {
+	view: func(o *objWriter, c *baremetal.VolumeConnector, fs fieldSet, _ int) {
 		if fs.want("uuid") {
 			o.str("uuid", c.UUID)
 		}
@@ -86,7 +86,7 @@ var volumeConnectors = volumeResource(&resource[*baremetal.VolumeConnector]{
 	uuid:   func(c *baremetal.VolumeConnector) string { return c.UUID },
 	setNew: func(c *baremetal.VolumeConnector, id string, now time.Time) { c.UUID, c.CreatedAt = id, now },
 	node:   func(c *baremetal.VolumeConnector) string { return c.NodeUUID },
-	conflict: func(c *baremetal.VolumeConnector) *apiError {
+	conflict: func(_ context.Context, _ store.Store, c *baremetal.VolumeConnector) error {
 		return conflict("A volume connector with type %s and connector ID %s already exists.", c.Type, c.ConnectorID)
 	},
 	newT:  func() *baremetal.VolumeConnector { return &baremetal.VolumeConnector{} },
@@ -94,8 +94,8 @@ var volumeConnectors = volumeResource(&resource[*baremetal.VolumeConnector]{
 	get: func(ctx context.Context, s store.Store, id string) (*baremetal.VolumeConnector, error) {
 		return s.GetVolumeConnector(ctx, id)
 	},
-	list: func(ctx context.Context, s store.Store, p store.Page, node string) ([]*baremetal.VolumeConnector, error) {
-		return s.ListVolumeConnectors(ctx, store.VolumeFilter{Page: p, NodeUUID: node})
+	list: func(ctx context.Context, s store.Store, f listFilter) ([]*baremetal.VolumeConnector, error) {
+		return s.ListVolumeConnectors(ctx, store.VolumeFilter{Page: f.page, NodeUUID: f.node})
 	},
 	create: func(ctx context.Context, s store.Store, c *baremetal.VolumeConnector) error {
 		return s.CreateVolumeConnector(ctx, c)
@@ -122,7 +122,7 @@ var volumeTargets = volumeResource(&resource[*baremetal.VolumeTarget]{
 	sortColumns: volumeTargetSortColumns,
 	fieldMin:    fieldMinOf(v32Volume, "uuid", "node_uuid", "volume_type", "boot_index", "volume_id", "properties", "extra", "created_at", "updated_at"),
 	mandatory:   []string{"boot_index", "node_uuid", "volume_id", "volume_type"},
-	view: func(o *objWriter, vt *baremetal.VolumeTarget, fs fieldSet) {
+	view: func(o *objWriter, vt *baremetal.VolumeTarget, fs fieldSet, _ int) {
 		if fs.want("uuid") {
 			o.str("uuid", vt.UUID)
 		}
@@ -157,7 +157,7 @@ var volumeTargets = volumeResource(&resource[*baremetal.VolumeTarget]{
 	uuid:   func(vt *baremetal.VolumeTarget) string { return vt.UUID },
 	setNew: func(vt *baremetal.VolumeTarget, id string, now time.Time) { vt.UUID, vt.CreatedAt = id, now },
 	node:   func(vt *baremetal.VolumeTarget) string { return vt.NodeUUID },
-	conflict: func(vt *baremetal.VolumeTarget) *apiError {
+	conflict: func(_ context.Context, _ store.Store, vt *baremetal.VolumeTarget) error {
 		return conflict("A volume target with boot index '%d' for the same node already exists.", vt.BootIndex)
 	},
 	newT:  func() *baremetal.VolumeTarget { return &baremetal.VolumeTarget{} },
@@ -165,8 +165,8 @@ var volumeTargets = volumeResource(&resource[*baremetal.VolumeTarget]{
 	get: func(ctx context.Context, s store.Store, id string) (*baremetal.VolumeTarget, error) {
 		return s.GetVolumeTarget(ctx, id)
 	},
-	list: func(ctx context.Context, s store.Store, p store.Page, node string) ([]*baremetal.VolumeTarget, error) {
-		return s.ListVolumeTargets(ctx, store.VolumeFilter{Page: p, NodeUUID: node})
+	list: func(ctx context.Context, s store.Store, f listFilter) ([]*baremetal.VolumeTarget, error) {
+		return s.ListVolumeTargets(ctx, store.VolumeFilter{Page: f.page, NodeUUID: f.node})
 	},
 	create: func(ctx context.Context, s store.Store, vt *baremetal.VolumeTarget) error {
 		return s.CreateVolumeTarget(ctx, vt)

@@ -290,9 +290,11 @@ func (r *resource[T]) target(rq *request, allowed ...string) (string, args, erro
 
 func (r *resource[T]) lookup(ctx context.Context, tx store.Store, id string) (T, error) {
 	key := id
-	if isUUIDLike(id) && !r.exactKey {
+	switch {
+	case isUUIDLike(id) && !r.exactKey:
 		key = canonicalUUID(id)
-	} else if r.badName != nil {
+	case r.badName != nil:
+		// a name, or a UUID taken as written (which passes as a name)
 		if err := r.badName(id); err != nil {
 			var zero T
 			return zero, err

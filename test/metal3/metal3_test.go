@@ -229,6 +229,7 @@ func walk(t *testing.T, scheme string) {
 
 	// 3. Inspecting, with the agent posting IPA 12's report to the
 	// callback URL on the ramdisk's kernel command line.
+	rec.ok("capacity before inspecting (GET /v1/nodes?fields=…)", capacity(ctx, p))
 	ag := &agent{bootConfig: bootConfig}
 	var inv *inventoryAnswer
 	err = reconcile(ctx, p, stepTimeout, func() (result, error) {
@@ -265,10 +266,12 @@ func walk(t *testing.T, scheme string) {
 
 	// 5. Provisioning: provide, instance_info, validate, active with a
 	// config drive; the fake deploy makes it active.
+	rec.ok("capacity before provisioning", capacity(ctx, p))
 	rec.ok("provision (provide, instance_info, validate, active with configdrive)",
 		reconcile(ctx, p, stepTimeout, func() (result, error) { return p.provision(ctx) }, nil))
 
 	// 6. Deprovisioning, powering off before delete, deleting.
+	rec.ok("capacity before deprovisioning", capacity(ctx, p))
 	rec.ok("deprovision (deleted → cleaning → available)",
 		reconcile(ctx, p, stepTimeout, func() (result, error) { return p.deprovision(ctx) }, nil))
 	rec.ok("power off before delete (hard)", reconcile(ctx, p, stepTimeout, func() (result, error) { return p.powerOff(ctx, true) }, nil))
@@ -277,6 +280,15 @@ func walk(t *testing.T, scheme string) {
 		rec.ok("node gone after delete", fmt.Errorf("GET /v1/nodes/%s after delete: %v, want 404", p.nodeID, err))
 	}
 	ferrotest.AssertNoSecrets(t, "ferro serve", l.srv.Log(), bmcPassword)
+}
+
+// capacity asks HasCapacity; a lone host must have room.
+func capacity(ctx context.Context, p *provisioner) error {
+	ok, err := p.hasCapacity(ctx)
+	if err == nil && !ok {
+		err = errors.New("no capacity for the only host")
+	}
+	return err
 }
 
 // versionGap explains a failed version check with what ferro lacks.

@@ -762,6 +762,34 @@ func (p *provisioner) deleteNode(ctx context.Context) (result, error) {
 	return result{}, fmt.Errorf("failed to remove host: %w", err)
 }
 
+// hasCapacity is HasCapacity, asked before a host enters inspecting,
+// provisioning or deprovisioning: hosts on virtual media always have
+// room; others count the nodes busy booting the ramdisk over the network
+// against PROVISIONING_LIMIT (20).
+func (p *provisioner) hasCapacity(ctx context.Context) (bool, error) {
+	if p.bmc.supportsISO {
+		return true, nil
+	}
+	pages, err := nodes.List(p.client, nodes.ListOpts{Fields: []string{"uuid,name,provision_state,boot_interface"}}).AllPages(ctx)
+	if err != nil {
+		return false, err
+	}
+	all, err := nodes.ExtractNodes(pages)
+	if err != nil {
+		return false, err
+	}
+	busy := map[string]bool{}
+	for _, n := range all {
+		switch nodes.ProvisionState(n.ProvisionState) {
+		case nodes.Cleaning, nodes.CleanWait, nodes.Inspecting, nodes.InspectWait, nodes.Deploying, nodes.DeployWait, nodes.Deleting:
+			if !strings.Contains(n.BootInterface, "virtual-media") {
+				busy[n.Name] = true
+			}
+		}
+	}
+	return busy[p.host.nodeName()] || len(busy) < 20, nil
+}
+
 // capabilities is buildCapabilitiesValue: the node's capabilities with
 // boot_mode/secure_boot replaced by the host's boot mode.
 func capabilities(n *nodes.Node, bootMode string) string {

@@ -205,15 +205,23 @@ type fallbacks struct{ rec *recorder }
 // same agent then uses) and redfish RAID.
 func (f *fallbacks) create(ctx context.Context, client *gophercloud.ServiceClient, opts nodes.CreateOpts, cause error) (*nodes.Node, error) {
 	f.rec.ok("register: POST /v1/nodes as BMO sends it", cause)
+	lowered := []string{"without disable_power_off (1.95)"}
 	opts.DisablePowerOff = nil
-	opts.FirmwareInterface = ""
+	if opts.FirmwareInterface != "" {
+		lowered = append(lowered, "without firmware_interface="+opts.FirmwareInterface+" (1.86)")
+		opts.FirmwareInterface = ""
+	}
 	if opts.InspectInterface == "agent" {
+		lowered = append(lowered, "with inspect_interface=inspector instead of agent (ferro has no agent inspect interface)")
 		opts.InspectInterface = "inspector"
 	}
 	if opts.RAIDInterface == "redfish" {
+		// ferro answers 400 "could not find a suitable raid interface
+		// \"redfish\"" for this one too, once the rest is accepted.
+		lowered = append(lowered, "without raid_interface=redfish (ferro's redfish hardware type has no redfish RAID interface)")
 		opts.RAIDInterface = ""
 	}
-	f.rec.lowered("node created without disable_power_off and firmware_interface, with inspect_interface=inspector and without raid_interface=redfish")
+	f.rec.lowered("node created %s", strings.Join(lowered, ", "))
 	return nodes.Create(ctx, client, opts).Extract()
 }
 

@@ -1,3 +1,5 @@
+//go:build acceptance
+
 package metal3_test
 
 import (

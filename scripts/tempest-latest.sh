@@ -24,6 +24,8 @@
 #                         results go (default: a new /tmp/tempest-latest.*,
 #                         kept; its path is printed)
 #   CONCURRENCY           stestr workers (default 1, as the lane)
+#   TEMPEST_VERSION, PLUGIN_VERSION  the versions pbr records for a tree
+#                         without .git (default 46.0.0, 3.1.0)
 #
 # What it does, all outside the repository: a venv with
 # --system-site-packages over Debian's python3 (the libraries tempest
@@ -89,8 +91,8 @@ version_of() { git -C "$1" describe --tags --abbrev=0 2>/dev/null || echo "${2}"
 if [ ! -x "$work/venv/bin/python" ]; then
 	log "venv in $work/venv (Debian's $("$python" --version 2>&1), --system-site-packages)"
 	"$python" -m venv --system-site-packages "$work/venv"
-	PBR_VERSION=$(version_of "$tempest_src" 46.0.0) "$work/venv/bin/pip" install -q --no-deps --no-build-isolation --no-index "$tempest_src" 2>&1 | grep -v "^ *\(Not uninstalling\|Can't uninstall\)" || true
-	PBR_VERSION=$(version_of "$plugin_src" 3.1.0) "$work/venv/bin/pip" install -q --no-deps --no-build-isolation --no-index "$plugin_src" 2>&1 | grep -v "^ *\(Not uninstalling\|Can't uninstall\)" || true
+	PBR_VERSION=$(version_of "$tempest_src" "${TEMPEST_VERSION:-46.0.0}") "$work/venv/bin/pip" install -q --no-deps --no-build-isolation --no-index "$tempest_src" 2>&1 | grep -v "^ *\(Not uninstalling\|Can't uninstall\)" || true
+	PBR_VERSION=$(version_of "$plugin_src" "${PLUGIN_VERSION:-3.1.0}") "$work/venv/bin/pip" install -q --no-deps --no-build-isolation --no-index "$plugin_src" 2>&1 | grep -v "^ *\(Not uninstalling\|Can't uninstall\)" || true
 fi
 vpy=$work/venv/bin/python
 # What the two requirements.txt ask for against what Debian has: printed,

@@ -435,7 +435,7 @@ func (s *Service) Status(ctx context.Context, ident string) (*store.Introspectio
 	}
 	in, err := s.store.GetIntrospection(ctx, uuid)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errorf(http.StatusNotFound, "Introspection for node %s not found", ident)
+		return nil, errorf(http.StatusNotFound, "Could not find node %s in cache", uuid) // upstream's words
 	}
 	return in, err
 }
@@ -496,7 +496,7 @@ func (s *Service) Abort(ctx context.Context, ident string) error {
 	for {
 		in, err := s.store.GetIntrospection(ctx, uuid)
 		if errors.Is(err, store.ErrNotFound) {
-			return errorf(http.StatusNotFound, "Introspection for node %s not found", ident)
+			return errorf(http.StatusNotFound, "Could not find node %s in cache", uuid)
 		}
 		if err != nil {
 			return err
@@ -534,7 +534,9 @@ func (s *Service) Data(ctx context.Context, ident, kind string) ([]byte, error) 
 	}
 	b, err := s.store.GetIntrospectionData(ctx, uuid, kind)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errorf(http.StatusNotFound, "Introspection data not found for node %s", ident)
+		// Upstream's words, processed=True or False.
+		return nil, errorf(http.StatusNotFound, "Introspection data not found for node %s, processed=%s", uuid,
+			map[bool]string{true: "True", false: "False"}[kind == "processed"])
 	}
 	return b, err
 }

@@ -284,7 +284,7 @@ func TestStart_Refusals(t *testing.T) {
 		t.Errorf("gophercloud start of an unknown node: %v", err)
 	}
 	_, err = introspection.GetIntrospectionStatus(t.Context(), r.client, ok.UUID).Extract()
-	if statusCode(err) != http.StatusNotFound || gophercloudMessage(t, err) != "Introspection for node "+ok.UUID+" not found" {
+	if statusCode(err) != http.StatusNotFound || gophercloudMessage(t, err) != "Could not find node "+ok.UUID+" in cache" {
 		t.Errorf("status of a node never introspected: %v", err)
 	}
 }

@@ -93,9 +93,12 @@ type Service struct {
 	// still waiting for its turn (Abort and a new Start close it).
 	pendingMu sync.Mutex
 	pending   map[string]chan struct{}
-	// turn is held by the managed boot taking its turn; lastBoot is when
-	// the previous one took it (introspection_delay spacing).
-	turn     chan struct{}
+	// Managed boots take their turns in the order they were started: each
+	// waits for the previous one's turn channel to close (lastTurn is the
+	// newest). lastBoot is when the last boot took its turn; only the boot
+	// whose turn it is reads or writes it.
+	turnMu   sync.Mutex
+	lastTurn chan struct{}
 	lastBoot time.Time
 	bg       sync.WaitGroup
 	ctx      context.Context
@@ -134,7 +137,7 @@ func New(o Options) (*Service, error) {
 		store: o.Store, bm: o.BareMetal, cfg: o.Config, log: log.With("component", "inspector"),
 		notify: o.Notify, now: now, hooks: hs, ctx: ctx, cancel: cancel,
 		progress: progress, exclusive: o.ExclusiveStore,
-		pending: map[string]chan struct{}{}, turn: make(chan struct{}, 1),
+		pending: map[string]chan struct{}{},
 	}, nil
 }
 
@@ -212,10 +215,14 @@ func (s *Service) Start(ctx context.Context, ident string, manageBoot bool, toke
 	cancelled := s.setPending(node.UUID, manageBoot)
 	if manageBoot {
 		startedAt := in.StartedAt
+		s.turnMu.Lock()
+		t := turn{prev: s.lastTurn, mine: make(chan struct{})}
+		s.lastTurn = t.mine
+		s.turnMu.Unlock()
 		s.bg.Add(1)
 		go func() {
 			defer s.bg.Done()
-			s.bootForIntrospection(node.UUID, startedAt, cancelled)
+			s.bootForIntrospection(node.UUID, startedAt, cancelled, t)
 		}()
 	}
 	return nil
@@ -251,25 +258,41 @@ func (s *Service) donePending(nodeUUID string, c <-chan struct{}) {
 	}
 }
 
+// turn is a managed boot's place in the queue: it may go once prev (nil
+// for the first) is closed, and closes mine when it is done with its turn.
+type turn struct{ prev, mine chan struct{} }
+
 // waitForTurn spaces managed boots [inspector]introspection_delay apart,
 // as ironic-inspector's _wait_for_turn: the first boots at once, each next
-// one that long after the previous one took its turn. It returns false
-// when the boot was cancelled (an abort, a new start, Close) while waiting.
-func (s *Service) waitForTurn(cancelled <-chan struct{}) bool {
-	select {
-	case s.turn <- struct{}{}:
-	case <-cancelled:
-		return false
-	case <-s.ctx.Done():
-		return false
+// one, in the order they were started, that long after the previous boot
+// took its turn. It returns false when the boot was cancelled (an abort, a
+// new start, Close) while waiting; a cancelled boot gives its turn to the
+// next one without delaying it.
+func (s *Service) waitForTurn(cancelled <-chan struct{}, t turn) bool {
+	if t.prev != nil {
+		select {
+		case <-t.prev:
+		case <-s.ctx.Done():
+			close(t.mine)
+			return false
+		case <-cancelled:
+			// Keep the order: the next boot still waits for the previous.
+			s.bg.Add(1)
+			go func() {
+				defer s.bg.Done()
+				<-t.prev
+				close(t.mine)
+			}()
+			return false
+		}
 	}
-	defer func() { <-s.turn }()
+	defer close(t.mine)
 	delay := time.Duration(s.cfg.Inspector.IntrospectionDelay) * time.Second
 	if wait := time.Until(s.lastBoot.Add(delay)); wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
 		select {
-		case <-t.C:
+		case <-timer.C:
 		case <-cancelled:
 			return false
 		case <-s.ctx.Done():
@@ -286,9 +309,9 @@ func (s *Service) waitForTurn(cancelled <-chan struct{}) bool {
 // compare-and-swap from starting, so an abort (in this process or another)
 // either comes first and nothing is touched, or finds the introspection
 // waiting and powers the node off after this reboot.
-func (s *Service) bootForIntrospection(nodeUUID string, startedAt time.Time, cancelled <-chan struct{}) {
+func (s *Service) bootForIntrospection(nodeUUID string, startedAt time.Time, cancelled <-chan struct{}, t turn) {
 	defer s.donePending(nodeUUID, cancelled)
-	if !s.waitForTurn(cancelled) {
+	if !s.waitForTurn(cancelled, t) {
 		s.log.Info("managed boot cancelled before it touched the node", "node", nodeUUID)
 		return
 	}

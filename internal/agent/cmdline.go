@@ -39,6 +39,10 @@ const (
 	// ModulesParam names extra kernel modules to load, comma separated
 	// (ferro's own; the ramdisk's list is always loaded).
 	ModulesParam = "ferro-modules"
+	// CollectLLDPParam puts each interface's LLDP TLVs into its inventory
+	// entry (inventory.interfaces[].lldp), where ironic-inspector's
+	// lldp_basic and local_link_connection hooks and Ironic read them.
+	CollectLLDPParam = "ipa-collect-lldp"
 )
 
 // Params is what the kernel command line tells the agent.
@@ -57,6 +61,9 @@ type Params struct {
 	PostTimeout time.Duration
 	FastTrack   bool
 	Modules     []string
+	// CollectLLDP is ipa-collect-lldp: LLDP also goes into the inventory's
+	// interfaces, IPA's older dialect, besides lldp_raw.
+	CollectLLDP bool
 }
 
 // Defaults for parameters the command line leaves out. IPA waits 30 s for
@@ -119,6 +126,8 @@ func ParseCmdline(line string) (Params, error) {
 			p.DHCPAll = !hasVal || truthy(val)
 		case FastTrackParam:
 			p.FastTrack = !hasVal || truthy(val)
+		case CollectLLDPParam:
+			p.CollectLLDP = !hasVal || truthy(val)
 		case ModulesParam:
 			p.Modules = append(p.Modules, splitList(val)...)
 		}

@@ -344,3 +344,72 @@ func writeSMBIOS(t *testing.T, root string, dimmMB []uint16) {
 	writeFile(t, root, "sys/firmware/dmi/tables/smbios_entry_point", string(entry))
 	writeFile(t, root, "sys/firmware/dmi/tables/DMI", string(tables))
 }
+
+// With ipa-collect-lldp=1 the TLVs also go where IPA's
+// list_network_interfaces puts them and ironic-inspector's lldp_basic and
+// Ironic read them: inventory.interfaces[].lldp, a list of [type, hex
+// value] pairs (IPA's collect_lldp_data hexlifies each value). lldp_raw is
+// kept when the lldp collector runs; one capture serves both.
+func TestCollect_CollectLLDPPutsTLVsOnTheInterfaces(t *testing.T) {
+	tlvs := []inventory.TLV{{Type: 1, Value: "04525400123456"}, {Type: 2, Value: "0565746830"}, {Type: 0, Value: ""}}
+	for _, tc := range []struct {
+		cmdline string
+		raw     bool
+	}{
+		{"ipa-collect-lldp=1 ipa-inspection-collectors=default", false},
+		{"ipa-collect-lldp=1", true}, // the default collectors include lldp
+	} {
+		t.Run(tc.cmdline, func(t *testing.T) {
+			p, err := ParseCmdline("BOOTIF=01-52-54-00-12-34-56 " + tc.cmdline)
+			if err != nil || !p.CollectLLDP {
+				t.Fatalf("ParseCmdline: %+v %v", p, err)
+			}
+			captures := 0
+			host := Host{Root: vmRoot,
+				LLDP: func(context.Context, []string, time.Duration) (map[string][]inventory.TLV, error) {
+					captures++
+					return map[string][]inventory.TLV{"eth0": tlvs}, nil
+				},
+			}
+			f := &Failures{}
+			rep := Collect(context.Background(), slog.New(slog.DiscardHandler), host, p, f)
+			if e := f.Error(); e != nil {
+				t.Fatalf("errors: %s", *e)
+			}
+			if captures != 1 {
+				t.Errorf("%d LLDP captures, want 1", captures)
+			}
+			b, err := json.Marshal(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wire struct {
+				Inventory struct {
+					Interfaces []struct {
+						Name string `json:"name"`
+						LLDP []any  `json:"lldp"`
+					} `json:"interfaces"`
+				} `json:"inventory"`
+				LLDPRaw map[string]any `json:"lldp_raw"`
+			}
+			if err := json.Unmarshal(b, &wire); err != nil {
+				t.Fatal(err)
+			}
+			for _, ifc := range wire.Inventory.Interfaces {
+				if ifc.Name != "eth0" {
+					if ifc.LLDP != nil {
+						t.Errorf("%s: lldp %v from no frame", ifc.Name, ifc.LLDP)
+					}
+					continue
+				}
+				want := []any{[]any{1.0, "04525400123456"}, []any{2.0, "0565746830"}, []any{0.0, ""}}
+				if diff := cmp.Diff(want, ifc.LLDP); diff != "" {
+					t.Errorf("eth0 lldp, IPA's [type, hex] pairs (-want +got):\n%s", diff)
+				}
+			}
+			if (wire.LLDPRaw != nil) != tc.raw {
+				t.Errorf("lldp_raw = %v, want it %v", wire.LLDPRaw, tc.raw)
+			}
+		})
+	}
+}

@@ -102,7 +102,7 @@ func Collect(ctx context.Context, log *slog.Logger, h Host, p Params, failures *
 		err error
 	}
 	var lldpDone chan lldpResult
-	if h.LLDP != nil && slices.Contains(collectors, CollectorLLDP) && listErr == nil {
+	if h.LLDP != nil && (slices.Contains(collectors, CollectorLLDP) || p.CollectLLDP) && listErr == nil {
 		lldpDone = make(chan lldpResult, 1)
 		go func() {
 			raw, err := h.LLDP(ctx, names, p.LLDPTimeout)
@@ -177,6 +177,25 @@ func Collect(ctx context.Context, log *slog.Logger, h Host, p Params, failures *
 		inv.Interfaces = ifs
 	}
 
+	// One capture serves both dialects: lldp_raw (the lldp collector) and,
+	// with ipa-collect-lldp, inventory.interfaces[].lldp as IPA's
+	// list_network_interfaces fills it.
+	var lldp *lldpResult
+	takeLLDP := func() *lldpResult {
+		if lldp == nil && lldpDone != nil {
+			r := <-lldpDone
+			failures.Add(r.err)
+			lldp = &r
+		}
+		return lldp
+	}
+	if p.CollectLLDP {
+		if r := takeLLDP(); r != nil {
+			for i := range inv.Interfaces {
+				inv.Interfaces[i].LLDP = r.raw[inv.Interfaces[i].Name]
+			}
+		}
+	}
 	ran := []string{CollectorDefault}
 	for _, c := range collectors {
 		switch c {
@@ -189,9 +208,7 @@ func Collect(ctx context.Context, log *slog.Logger, h Host, p Params, failures *
 				continue
 			}
 			ran = append(ran, c)
-			r := <-lldpDone
-			failures.Add(r.err)
-			rep.LLDPRaw = r.raw
+			rep.LLDPRaw = takeLLDP().raw
 		default:
 			log.Info("collector not implemented, skipped", "collector", c)
 		}

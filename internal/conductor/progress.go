@@ -77,8 +77,11 @@ func (p *Progress) Record(ctx context.Context, nodeUUID, phase, detail string) {
 		event += ": " + detail
 	}
 	severity := baremetal.SeverityInfo
-	if phase == driver.PhaseFallback {
+	switch phase {
+	case driver.PhaseFallback:
 		severity = "WARNING"
+	case driver.PhaseFailed:
+		severity = baremetal.SeverityError
 	}
 	err := p.store.AddHistory(context.WithoutCancel(ctx), &baremetal.HistoryEvent{
 		UUID: uuid.NewString(), NodeUUID: nodeUUID, Conductor: p.host, EventType: driver.ProgressEventType,

@@ -17,6 +17,10 @@ const (
 	PhaseProcessed      = "processed"
 	PhaseNetworkRemoved = "network removed"
 	PhasePoweredOff     = "powered off"
+	// PhaseAborted and PhaseFailed end an introspection started through
+	// the inspector API (the conductor records the end of its own).
+	PhaseAborted = "aborted"
+	PhaseFailed  = "failed"
 	// PhaseFallback records why an inspection took the unmanaged path.
 	PhaseFallback = "fell back to unmanaged boot"
 )

@@ -67,7 +67,7 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 	in.State, in.UpdatedAt = StateProcessing, s.now().UTC()
 	var reports []store.IntrospectionData
 	if s.cfg.Processing.StoreData != "none" {
-		reports = append(reports, store.IntrospectionData{Kind: "raw", Data: body})
+		reports = append(reports, store.IntrospectionData{Kind: "raw", Data: withoutLogs(body)})
 	}
 	if err := s.store.SaveIntrospectionFrom(ctx, in, []string{from}, reports...); err != nil {
 		if errors.Is(err, store.ErrConflict) {
@@ -218,7 +218,7 @@ func (s *Service) lookup(ctx context.Context, rep *inventory.Report) (string, er
 			}
 			return "", errorf(http.StatusBadRequest, "Node %s is not waiting for introspection (state %q)", in.NodeUUID, in.State)
 		}
-		return "", errorf(http.StatusNotFound, "Could not find a node for attributes {'bmc_address': %v, 'mac': %v}", bmcs, macs)
+		return "", lookupError("Could not find a node for attributes %s", lookupAttributes(bmcs, macs))
 	}
 	if len(matches) > 1 && matches[0].Matches == matches[1].Matches {
 		var ids []string
@@ -227,7 +227,7 @@ func (s *Service) lookup(ctx context.Context, rep *inventory.Report) (string, er
 				ids = append(ids, m.NodeUUID)
 			}
 		}
-		return "", errorf(http.StatusNotFound, "Multiple nodes match the same number of attributes: %s", strings.Join(ids, ", "))
+		return "", lookupError("Multiple nodes match the same number of attributes %s: %s", lookupAttributes(bmcs, macs), pyList(ids))
 	}
 	return matches[0].NodeUUID, nil
 }

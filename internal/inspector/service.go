@@ -89,9 +89,20 @@ type Service struct {
 
 	// nodeMu serialises work on one node's introspection in this process.
 	nodeMu sync.Map // node UUID → *sync.Mutex
-	bg     sync.WaitGroup
-	ctx    context.Context
-	cancel context.CancelFunc
+	// pending holds, per node, the channel that cancels its managed boot
+	// still waiting for its turn (Abort and a new Start close it).
+	pendingMu sync.Mutex
+	pending   map[string]chan struct{}
+	// Managed boots take their turns in the order they were started: each
+	// waits for the previous one's turn channel to close (lastTurn is the
+	// newest). lastBoot is when the last boot took its turn; only the boot
+	// whose turn it is reads or writes it.
+	turnMu   sync.Mutex
+	lastTurn chan struct{}
+	lastBoot time.Time
+	bg       sync.WaitGroup
+	ctx      context.Context
+	cancel   context.CancelFunc
 }
 
 // New builds the service and its processing hooks from the configuration.
@@ -126,6 +137,7 @@ func New(o Options) (*Service, error) {
 		store: o.Store, bm: o.BareMetal, cfg: o.Config, log: log.With("component", "inspector"),
 		notify: o.Notify, now: now, hooks: hs, ctx: ctx, cancel: cancel,
 		progress: progress, exclusive: o.ExclusiveStore,
+		pending: map[string]chan struct{}{},
 	}, nil
 }
 
@@ -194,53 +206,146 @@ func (s *Service) Start(ctx context.Context, ident string, manageBoot bool, toke
 	if manageBoot {
 		in.State = StateStarting
 	}
-	if err := s.store.SaveIntrospection(ctx, in); err != nil {
+	// As ironic-inspector, a new introspection drops the previous one's
+	// data: GET …/data answers 404 until this one is processed.
+	if err := s.store.SaveIntrospection(ctx, in, dropData...); err != nil {
 		return fmt.Errorf("save introspection of node %s: %w", node.UUID, err)
 	}
 	s.log.Info("introspection started", "node", node.UUID, "manage_boot", manageBoot, "token", token != "")
+	cancelled := s.setPending(node.UUID, manageBoot)
 	if manageBoot {
+		startedAt := in.StartedAt
+		s.turnMu.Lock()
+		t := turn{prev: s.lastTurn, mine: make(chan struct{})}
+		s.lastTurn = t.mine
+		s.turnMu.Unlock()
 		s.bg.Add(1)
 		go func() {
 			defer s.bg.Done()
-			s.bootForIntrospection(node.UUID)
+			s.bootForIntrospection(node.UUID, startedAt, cancelled, t)
 		}()
 	}
 	return nil
 }
 
-// bootForIntrospection is the old path: PXE once, then reboot, after
-// [inspector]introspection_delay.
-func (s *Service) bootForIntrospection(nodeUUID string) {
-	ctx := s.ctx
-	select {
-	case <-ctx.Done():
+// dropData are the reports a new introspection deletes.
+var dropData = []store.IntrospectionData{{Kind: "raw"}, {Kind: "processed"}}
+
+// setPending cancels the node's managed boot still waiting for its turn,
+// if any, and with manageBoot registers a new one, returning the channel
+// that cancels it.
+func (s *Service) setPending(nodeUUID string, manageBoot bool) <-chan struct{} {
+	s.pendingMu.Lock()
+	defer s.pendingMu.Unlock()
+	if c, ok := s.pending[nodeUUID]; ok {
+		close(c)
+		delete(s.pending, nodeUUID)
+	}
+	if !manageBoot {
+		return nil
+	}
+	c := make(chan struct{})
+	s.pending[nodeUUID] = c
+	return c
+}
+
+// donePending forgets the node's pending boot if it is still c.
+func (s *Service) donePending(nodeUUID string, c <-chan struct{}) {
+	s.pendingMu.Lock()
+	defer s.pendingMu.Unlock()
+	if cur, ok := s.pending[nodeUUID]; ok && (<-chan struct{})(cur) == c {
+		delete(s.pending, nodeUUID)
+	}
+}
+
+// turn is a managed boot's place in the queue: it may go once prev (nil
+// for the first) is closed, and closes mine when it is done with its turn.
+type turn struct{ prev, mine chan struct{} }
+
+// waitForTurn spaces managed boots [inspector]introspection_delay apart,
+// as ironic-inspector's _wait_for_turn: the first boots at once, each next
+// one, in the order they were started, that long after the previous boot
+// took its turn. It returns false when the boot was cancelled (an abort, a
+// new start, Close) while waiting; a cancelled boot gives its turn to the
+// next one without delaying it.
+func (s *Service) waitForTurn(cancelled <-chan struct{}, t turn) bool {
+	if t.prev != nil {
+		select {
+		case <-t.prev:
+		case <-s.ctx.Done():
+			close(t.mine)
+			return false
+		case <-cancelled:
+			// Keep the order: the next boot still waits for the previous.
+			s.bg.Add(1)
+			go func() {
+				defer s.bg.Done()
+				<-t.prev
+				close(t.mine)
+			}()
+			return false
+		}
+	}
+	defer close(t.mine)
+	delay := time.Duration(s.cfg.Inspector.IntrospectionDelay) * time.Second
+	if wait := time.Until(s.lastBoot.Add(delay)); wait > 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-cancelled:
+			return false
+		case <-s.ctx.Done():
+			return false
+		}
+	}
+	s.lastBoot = time.Now()
+	return true
+}
+
+// bootForIntrospection is the old path: when its turn comes, PXE once and
+// reboot. The introspection's state is checked under the node's lock
+// before boot or power is touched, and the move to waiting is a
+// compare-and-swap from starting, so an abort (in this process or another)
+// either comes first and nothing is touched, or finds the introspection
+// waiting and powers the node off after this reboot.
+func (s *Service) bootForIntrospection(nodeUUID string, startedAt time.Time, cancelled <-chan struct{}, t turn) {
+	defer s.donePending(nodeUUID, cancelled)
+	if !s.waitForTurn(cancelled, t) {
+		s.log.Info("managed boot cancelled before it touched the node", "node", nodeUUID)
 		return
-	case <-time.After(time.Duration(s.cfg.Inspector.IntrospectionDelay) * time.Second):
 	}
-	err := s.bm.SetBootDevice(ctx, nodeUUID, baremetal.BootDevicePXE, false)
-	if err == nil {
-		err = s.bm.SetPowerState(ctx, nodeUUID, baremetal.PowerReboot)
-	}
+	ctx := s.ctx
 	unlock := s.lockNode(nodeUUID)
 	defer unlock()
-	in, gerr := s.store.GetIntrospection(ctx, nodeUUID)
-	if gerr != nil || in.State != StateStarting {
-		return
-	}
-	if err != nil {
-		s.finish(ctx, in, fmt.Sprintf("Failed to reboot node %s for introspection: %v", nodeUUID, err))
+	in, err := s.store.GetIntrospection(ctx, nodeUUID)
+	if err != nil || in.State != StateStarting || !in.StartedAt.Equal(startedAt) {
+		// Aborted, restarted or timed out meanwhile.
+		s.log.Info("managed boot cancelled before it touched the node", "node", nodeUUID)
 		return
 	}
 	in.State, in.UpdatedAt = StateWaiting, s.now().UTC()
-	if err := s.store.SaveIntrospection(ctx, in); err != nil {
-		s.log.Error("cannot save introspection", "node", nodeUUID, "error", err)
+	if err := s.store.SaveIntrospectionFrom(ctx, in, []string{StateStarting}); err != nil {
+		if !errors.Is(err, store.ErrConflict) {
+			s.log.Error("cannot save introspection", "node", nodeUUID, "error", err)
+		}
+		return
 	}
+	if err := s.bm.SetBootDevice(ctx, nodeUUID, baremetal.BootDevicePXE, false); err != nil {
+		s.finish(ctx, in, fmt.Sprintf("Failed to set boot device to PXE: %v", err))
+		return
+	}
+	if err := s.bm.SetPowerState(ctx, nodeUUID, baremetal.PowerReboot); err != nil {
+		s.finish(ctx, in, fmt.Sprintf("Failed to power on the node, check its power management configuration: %v", err))
+		return
+	}
+	s.progress.Record(ctx, nodeUUID, driver.PhasePoweredOn, "rebooted into the ramdisk by the inspector (manage_boot)")
 }
 
 // finish ends an introspection, with an error message or without, powers
 // the node off when the inspector manages boot, and notifies the conductor.
 func (s *Service) finish(ctx context.Context, in *store.Introspection, errMsg string) {
-	s.end(ctx, in, errMsg, nil, false) // fails only on storing processed data
+	s.end(ctx, in, ending{errMsg: errMsg, powerOff: in.ManageBoot}) // fails only on storing processed data
 }
 
 // finishProcessed ends an introspection whose processing succeeded, as
@@ -249,35 +354,58 @@ func (s *Service) finish(ctx context.Context, in *store.Introspection, errMsg st
 // the error is returned so that the caller fails the introspection with
 // it, as when processing fails.
 func (s *Service) finishProcessed(ctx context.Context, in *store.Introspection, processed []byte) error {
-	return s.end(ctx, in, "", processed, false)
+	return s.end(ctx, in, ending{processed: processed, powerOff: in.ManageBoot})
 }
 
-// end ends the introspection. With asyncPowerOff (an abort) the power-off
-// of a manage_boot introspection runs in the background: the caller may be
-// the conductor aborting the node's inspection, which holds the node's
-// lock until the abort returns; the power-off retries until it is free.
-func (s *Service) end(ctx context.Context, in *store.Introspection, errMsg string, processed []byte, asyncPowerOff bool) error {
+// ending says how an introspection ends.
+type ending struct {
+	errMsg    string
+	processed []byte
+	// powerOff powers the node off (the inspector booted it); with async
+	// (an abort) in the background: the caller may be the conductor
+	// aborting the node's inspection, which holds the node's lock until
+	// the abort returns; the power-off retries until it is free.
+	powerOff, async bool
+	// from, when set, makes the save a compare-and-swap from these states;
+	// end then returns store.ErrConflict when the state moved.
+	from []string
+	// aborted records the end as an abort in the node's history.
+	aborted bool
+}
+
+// end ends the introspection.
+func (s *Service) end(ctx context.Context, in *store.Introspection, e ending) error {
 	was := *in
 	now := s.now().UTC()
-	in.FinishedAt, in.UpdatedAt, in.Error = &now, now, errMsg
+	in.FinishedAt, in.UpdatedAt, in.Error = &now, now, e.errMsg
 	in.State = StateFinished
-	if errMsg != "" {
+	if e.errMsg != "" {
 		in.State = StateError
 	}
 	var reports []store.IntrospectionData
-	if processed != nil {
-		reports = append(reports, store.IntrospectionData{Kind: "processed", Data: processed})
+	if e.processed != nil {
+		reports = append(reports, store.IntrospectionData{Kind: "processed", Data: e.processed})
 	}
-	if err := s.store.SaveIntrospection(context.WithoutCancel(ctx), in, reports...); err != nil {
-		if processed != nil {
-			// The caller ends the introspection again, with this error
-			// and without the data.
+	var err error
+	if e.from != nil {
+		err = s.store.SaveIntrospectionFrom(context.WithoutCancel(ctx), in, e.from, reports...)
+	} else {
+		err = s.store.SaveIntrospection(context.WithoutCancel(ctx), in, reports...)
+	}
+	if err != nil {
+		if e.processed != nil || e.from != nil {
+			// The caller ends the introspection again (with this error and
+			// without the data), or reads its new state.
 			*in = was
+			if e.processed == nil {
+				return err
+			}
 			return fmt.Errorf("store processed introspection data: %w", err)
 		}
 		s.log.Error("cannot save introspection", "node", in.NodeUUID, "error", err)
 	}
-	if in.ManageBoot {
+	s.recordEnd(ctx, in.NodeUUID, e)
+	if e.powerOff {
 		nodeUUID := in.NodeUUID
 		powerOff := func(ctx context.Context) {
 			if err := s.bm.SetPowerState(ctx, nodeUUID, baremetal.PowerOff); err != nil {
@@ -286,7 +414,7 @@ func (s *Service) end(ctx context.Context, in *store.Introspection, errMsg strin
 			}
 			s.progress.Record(ctx, nodeUUID, driver.PhasePoweredOff, "by the inspector (manage_boot)")
 		}
-		if asyncPowerOff {
+		if e.async {
 			s.bg.Add(1)
 			go func() {
 				defer s.bg.Done()
@@ -296,11 +424,30 @@ func (s *Service) end(ctx context.Context, in *store.Introspection, errMsg strin
 			powerOff(context.WithoutCancel(ctx))
 		}
 	}
-	s.log.Info("introspection ended", "node", in.NodeUUID, "state", in.State, "error", errMsg)
+	s.log.Info("introspection ended", "node", in.NodeUUID, "state", in.State, "error", e.errMsg)
 	if s.notify != nil {
 		s.notify(in.NodeUUID)
 	}
 	return nil
+}
+
+// recordEnd records an abort or a failure in the node's history when the
+// introspection was started through the inspector API: when the conductor
+// runs the node's inspection (inspecting, inspect wait) it records the end
+// itself, with the reason as last_error.
+func (s *Service) recordEnd(ctx context.Context, nodeUUID string, e ending) {
+	if !e.aborted && e.errMsg == "" {
+		return
+	}
+	if n, _, err := s.bm.Node(context.WithoutCancel(ctx), nodeUUID); err == nil &&
+		(n.ProvisionState == states.Inspecting || n.ProvisionState == states.InspectWait) {
+		return
+	}
+	if e.aborted {
+		s.progress.Record(context.WithoutCancel(ctx), nodeUUID, driver.PhaseAborted, "through the inspector API")
+		return
+	}
+	s.progress.Record(context.WithoutCancel(ctx), nodeUUID, driver.PhaseFailed, e.errMsg)
 }
 
 // Status returns a node's introspection.
@@ -311,7 +458,7 @@ func (s *Service) Status(ctx context.Context, ident string) (*store.Introspectio
 	}
 	in, err := s.store.GetIntrospection(ctx, uuid)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errorf(http.StatusNotFound, "Introspection for node %s not found", ident)
+		return nil, errorf(http.StatusNotFound, "Could not find node %s in cache", uuid) // upstream's words
 	}
 	return in, err
 }
@@ -355,7 +502,13 @@ func (s *Service) List(ctx context.Context, f store.IntrospectionFilter) ([]*sto
 	return s.store.ListIntrospections(ctx, f)
 }
 
-// Abort cancels a running introspection.
+// Abort cancels a running introspection. As ironic-inspector, aborting
+// one that has ended changes nothing and succeeds, and one whose report is
+// being processed is refused with 409 (upstream holds the node's lock).
+// Unlike upstream, an abort wins over a managed boot that has not taken
+// place yet (upstream answers 409 while it waits for its turn, then boots):
+// the introspection ends at once and the node's boot and power are never
+// touched.
 func (s *Service) Abort(ctx context.Context, ident string) error {
 	uuid, err := s.resolve(ctx, ident)
 	if err != nil {
@@ -363,18 +516,34 @@ func (s *Service) Abort(ctx context.Context, ident string) error {
 	}
 	unlock := s.lockNode(uuid)
 	defer unlock()
-	in, err := s.store.GetIntrospection(ctx, uuid)
-	if errors.Is(err, store.ErrNotFound) {
-		return errorf(http.StatusNotFound, "Introspection for node %s not found", ident)
+	for {
+		in, err := s.store.GetIntrospection(ctx, uuid)
+		if errors.Is(err, store.ErrNotFound) {
+			return errorf(http.StatusNotFound, "Could not find node %s in cache", uuid)
+		}
+		if err != nil {
+			return err
+		}
+		switch in.State {
+		case StateStarting, StateWaiting:
+		case StateProcessing, StateReapplying, StateAborting:
+			return errorf(http.StatusConflict, "Node is locked, please, retry later")
+		default:
+			return nil
+		}
+		s.setPending(uuid, false)
+		// Nothing was booted while the introspection is starting; the
+		// compare-and-swap loses to a boot that claimed it meanwhile
+		// (another inspector process), and the loop then powers off.
+		booted := in.State != StateStarting
+		err = s.end(ctx, in, ending{
+			errMsg: "Canceled by operator", powerOff: in.ManageBoot && booted, async: true,
+			from: []string{in.State}, aborted: true,
+		})
+		if !errors.Is(err, store.ErrConflict) {
+			return err
+		}
 	}
-	if err != nil {
-		return err
-	}
-	if !slices.Contains(activeStates, in.State) {
-		return errorf(http.StatusBadRequest, "Node %s introspection is not active (state %q) and cannot be aborted", uuid, in.State)
-	}
-	s.end(ctx, in, "Canceled by operator", nil, true)
-	return nil
 }
 
 // Data returns the stored processed ("processed") or raw ("raw") report.
@@ -388,7 +557,9 @@ func (s *Service) Data(ctx context.Context, ident, kind string) ([]byte, error) 
 	}
 	b, err := s.store.GetIntrospectionData(ctx, uuid, kind)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errorf(http.StatusNotFound, "Introspection data not found for node %s", ident)
+		// Upstream's words, processed=True or False.
+		return nil, errorf(http.StatusNotFound, "Introspection data not found for node %s, processed=%s", uuid,
+			map[bool]string{true: "True", false: "False"}[kind == "processed"])
 	}
 	return b, err
 }
@@ -412,6 +583,7 @@ func (s *Service) CheckTimeouts(ctx context.Context) {
 		unlock := s.lockNode(in.NodeUUID)
 		cur, err := s.store.GetIntrospection(ctx, in.NodeUUID)
 		if err == nil && slices.Contains(activeStates, cur.State) && !cur.StartedAt.After(deadline) {
+			s.setPending(cur.NodeUUID, false)
 			s.finish(ctx, cur, "Introspection timeout")
 		}
 		unlock()

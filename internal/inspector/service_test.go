@@ -134,6 +134,26 @@ type svcRig struct {
 	clock    *clock
 	mu       sync.Mutex
 	notified []string
+	history  []string // "<uuid> <phase>: <detail>", as Progress records
+}
+
+// Record implements driver.ProgressRecorder.
+func (r *svcRig) Record(_ context.Context, nodeUUID, phase, detail string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.history = append(r.history, nodeUUID+" "+phase+": "+detail)
+}
+
+func (r *svcRig) recorded(nodeUUID string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, h := range r.history {
+		if rest, ok := strings.CutPrefix(h, nodeUUID+" "); ok {
+			out = append(out, rest)
+		}
+	}
+	return out
 }
 
 func (r *svcRig) notifications() []string {
@@ -157,7 +177,7 @@ func newSvcRig(t testing.TB, tweak ...func(*config.Config)) *svcRig {
 	}
 	r := &svcRig{store: db, bm: newFakeBareMetal(), clock: &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
 	r.svc, err = inspector.New(inspector.Options{Store: db, BareMetal: r.bm, Config: cfg,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock.Now,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock.Now, Progress: r,
 		Notify: func(id string) {
 			r.mu.Lock()
 			r.notified = append(r.notified, id)
@@ -280,7 +300,7 @@ func TestStart_ManagedBootFailureEndsIntrospection(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := waitState(t, r, n.UUID, inspector.StateError)
-	if want := "Failed to reboot node " + n.UUID + " for introspection: BMC unreachable"; in.Error != want {
+	if want := "Failed to power on the node, check its power management configuration: BMC unreachable"; in.Error != want {
 		t.Errorf("error %q, want %q", in.Error, want)
 	}
 }
@@ -441,7 +461,7 @@ type failingDataStore struct {
 
 func (f *failingDataStore) SaveIntrospection(ctx context.Context, in *store.Introspection, reports ...store.IntrospectionData) error {
 	for _, r := range reports {
-		if r.Kind == f.kind {
+		if r.Kind == f.kind && r.Data != nil {
 			return errors.New("disk full")
 		}
 	}
@@ -450,7 +470,7 @@ func (f *failingDataStore) SaveIntrospection(ctx context.Context, in *store.Intr
 
 func (f *failingDataStore) SaveIntrospectionFrom(ctx context.Context, in *store.Introspection, from []string, reports ...store.IntrospectionData) error {
 	for _, r := range reports {
-		if r.Kind == f.kind {
+		if r.Kind == f.kind && r.Data != nil {
 			return errors.New("disk full")
 		}
 	}

@@ -240,7 +240,8 @@ type Conductor struct {
 }
 
 // IntrospectionData is one report of an introspection: Kind "raw" is the
-// agent's report as posted, "processed" the data after processing.
+// agent's report as posted, "processed" the data after processing. Saved
+// with nil Data, it deletes the node's report of that kind.
 type IntrospectionData struct {
 	Kind string
 	Data []byte

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -306,8 +307,12 @@ func (a *api) start(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	w.WriteHeader(http.StatusAccepted)
+	accepted(w)
 }
+
+// accepted answers 202 with ironic-inspector's body, an empty object
+// (some proxies take a 202 without a body and type for a failure).
+func accepted(w http.ResponseWriter) { writeJSON(w, http.StatusAccepted, struct{}{}) }
 
 func parseBool(s string) (bool, error) {
 	switch strings.ToLower(s) {
@@ -319,17 +324,25 @@ func parseBool(s string) (bool, error) {
 	return false, errors.New("invalid boolean")
 }
 
-// timeFormat is how ironic-inspector writes timestamps (UTC, no zone).
-const timeFormat = "2006-01-02T15:04:05"
+// isoformat writes a timestamp as ironic-inspector does (Python's
+// datetime.isoformat of a naive UTC time): microseconds, unless they are
+// zero, and no zone.
+func isoformat(t time.Time) string {
+	t = t.UTC()
+	if us := t.Nanosecond() / 1000; us != 0 {
+		return t.Format("2006-01-02T15:04:05") + fmt.Sprintf(".%06d", us)
+	}
+	return t.Format("2006-01-02T15:04:05")
+}
 
 func (a *api) statusJSON(r *http.Request, in *store.Introspection) map[string]any {
 	out := map[string]any{
 		"uuid": in.NodeUUID, "state": in.State, "finished": in.FinishedAt != nil,
-		"started_at": in.StartedAt.UTC().Format(timeFormat), "finished_at": nil, "error": nil,
+		"started_at": isoformat(in.StartedAt), "finished_at": nil, "error": nil,
 		"links": link(a.base(r) + "/v1/introspection/" + in.NodeUUID),
 	}
 	if in.FinishedAt != nil {
-		out["finished_at"] = in.FinishedAt.UTC().Format(timeFormat)
+		out["finished_at"] = isoformat(*in.FinishedAt)
 	}
 	if in.Error != "" {
 		out["error"] = in.Error
@@ -346,36 +359,59 @@ func (a *api) status(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, a.statusJSON(r, in))
 }
 
+// states are the introspection states a list may filter on, as
+// ironic-inspector's States.all().
+var states = []string{svc.StateStarting, svc.StateWaiting, svc.StateProcessing, svc.StateFinished,
+	svc.StateError, svc.StateReapplying, "enrolling", svc.StateAborting}
+
+// list answers GET /v1/introspection. Its parameters are read and refused
+// as ironic-inspector's api_tools do: the first value of each, present
+// even when empty, errors prefixed "Bad request: ".
 func (a *api) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := store.IntrospectionFilter{Page: store.Page{Marker: q.Get("marker"), Limit: a.MaxLimit}}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("Limit must be a non-negative integer, got %q", v))
+	bad := func(msg string) { writeError(w, http.StatusBadRequest, "Bad request: "+msg) }
+	f := store.IntrospectionFilter{Page: store.Page{Limit: a.MaxLimit}}
+	if q.Has("marker") {
+		f.Marker = q.Get("marker")
+		if _, err := uuid.Parse(f.Marker); err != nil || len(f.Marker) != 36 {
+			bad("Marker not UUID-like")
 			return
 		}
-		if n > 0 && n < a.MaxLimit {
+	}
+	if q.Has("limit") {
+		v := q.Get("limit")
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		switch {
+		case err != nil:
+			bad(fmt.Sprintf("invalid literal for int() with base 10: '%s'", v))
+			return
+		case n < 0:
+			bad("Limit cannot be negative")
+			return
+		case n > a.MaxLimit:
+			bad(fmt.Sprintf("Limit over %d", a.MaxLimit))
+			return
+		case n > 0:
 			f.Limit = n
 		}
 	}
-	if f.Marker != "" {
-		if _, err := uuid.Parse(f.Marker); err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("Marker %q is not a UUID", f.Marker))
-			return
-		}
-	}
-	for _, s := range q["state"] {
-		for _, st := range strings.Split(s, ",") {
-			if st = strings.TrimSpace(st); st != "" {
-				f.State = append(f.State, st)
+	if q.Has("state") {
+		var invalid []string
+		for _, st := range strings.Split(q.Get("state"), ",") {
+			if !slices.Contains(states, st) {
+				invalid = append(invalid, st)
 			}
+			f.State = append(f.State, st)
+		}
+		if len(invalid) > 0 {
+			bad(fmt.Sprintf("State(s) \"%s\" are not valid", strings.Join(invalid, ", ")))
+			return
 		}
 	}
 	ins, err := a.Service.List(r.Context(), f)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("Marker %s not found", f.Marker))
+			writeError(w, http.StatusNotFound, fmt.Sprintf("Node not found for marker: %s", f.Marker))
 			return
 		}
 		a.fail(w, r, err)
@@ -393,7 +429,7 @@ func (a *api) abort(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	w.WriteHeader(http.StatusAccepted)
+	accepted(w)
 }
 
 func (a *api) data(kind string) http.HandlerFunc {
@@ -418,7 +454,7 @@ func (a *api) reapply(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	w.WriteHeader(http.StatusAccepted)
+	accepted(w)
 }
 
 // cont is the agent's callback. It is the one unauthenticated write, so

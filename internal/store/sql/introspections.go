@@ -78,7 +78,9 @@ func (db *DB) saveIntrospection(ctx context.Context, in *store.Introspection, fr
 	// connection.
 	stored := make([][]byte, len(reports))
 	for i, r := range reports {
-		stored[i] = compressData(r.Data)
+		if r.Data != nil {
+			stored[i] = compressData(r.Data)
+		}
 	}
 	was := *in
 	now := db.stamp()
@@ -123,6 +125,12 @@ WHERE node_uuid = $1 AND state IN (` + a.list(from) + `)`
 			return err
 		}
 		for i, r := range reports {
+			if r.Data == nil {
+				if _, err := tx.exec(ctx, "DELETE FROM introspection_data WHERE node_uuid = $1 AND kind = $2", in.NodeUUID, r.Kind); err != nil {
+					return fmt.Errorf("delete %s introspection data of node %s: %w", r.Kind, in.NodeUUID, err)
+				}
+				continue
+			}
 			if err := tx.saveIntrospectionData(ctx, in.NodeUUID, r.Kind, stored[i]); err != nil {
 				return err
 			}

@@ -408,12 +408,19 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 	pxe.Register(reg, cfg, dhcp)
 	registerRedfish(reg, cfg, db, log)
 	if inspectClient != nil {
-		ins := inspect.New(cfg, inspectClient, db, log)
-		ins.Progress = conductor.NewProgress(db, cfg.Default.Host, log)
-		if cfg.DHCP.DHCPProvider == "builtin" {
-			ins.Leases = leaseReleaser{store: db, log: log}
+		ic := cfg.Inspector
+		o := inspect.Options{Client: inspectClient, Callback: callbackSettings(cfg),
+			AllowLoopbackCallback: ic.AllowLoopbackCallback, ExtraKernelParams: ic.ExtraKernelParams,
+			RequireManagedBoot: ic.RequireManagedBoot, PowerOff: ic.PowerOff, Agent: ic.Agent,
+			DeployRamdisk: cfg.Conductor.DeployRamdisk, PowerTimeout: seconds(cfg.Conductor.PowerStateChangeTimeout),
+			Progress: conductor.NewProgress(db, cfg.Default.Host, log)}
+		if cfg.Inventory.DataBackend != "none" {
+			o.Inventory = db
 		}
-		reg.RegisterInspect("inspector", ins)
+		if cfg.DHCP.DHCPProvider == "builtin" {
+			o.Leases = leaseReleaser{store: db, log: log}
+		}
+		reg.RegisterInspect("inspector", inspect.New(o))
 	}
 	return reg, nil
 }

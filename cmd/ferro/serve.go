@@ -34,7 +34,6 @@ import (
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/netboot"
 	"github.com/ferrometal/ferro/internal/neutron"
-	"github.com/ferrometal/ferro/internal/openstack"
 	"github.com/ferrometal/ferro/internal/service"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
@@ -389,7 +388,8 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 	// inspection network, which is then a validation error.
 	var nc *neutron.Client
 	if cfg.Neutron.URL != "" || cfg.Neutron.AuthURL != "" {
-		c, err := neutron.New(cfg.Neutron, log)
+		c, err := neutron.New(neutron.Options{URL: cfg.Neutron.URL, Auth: clientAuth(cfg.Neutron.ClientAuth),
+			Retries: cfg.Neutron.Retries, Timeout: seconds(cfg.Neutron.Timeout), Log: log})
 		if err != nil {
 			return nil, fmt.Errorf("neutron client: %w", err)
 		}
@@ -457,12 +457,7 @@ func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, l
 // inspector: [inspector]endpoint_override, else the same-process inspector
 // through its handler (no socket), else none.
 func inspectorClient(cfg *config.Config, local http.Handler) (inspect.Client, error) {
-	i := cfg.Inspector
-	o := inspect.ClientOptions{Endpoint: i.EndpointOverride, Auth: openstack.Options{
-		AuthType: i.AuthType, Username: i.Username, Password: i.Password, AuthURL: i.AuthURL,
-		ProjectName: i.ProjectName, UserDomainName: i.UserDomainName, ProjectDomainName: i.ProjectDomainName,
-		SystemScope: i.SystemScope, Token: i.Token, RegionName: i.RegionName, CAFile: i.CAFile, Insecure: i.Insecure,
-	}}
+	o := inspect.ClientOptions{Endpoint: cfg.Inspector.EndpointOverride, Auth: clientAuth(cfg.Inspector.ClientAuth)}
 	if o.Endpoint == "" {
 		if local == nil {
 			return nil, nil
@@ -478,12 +473,7 @@ func inspectorClient(cfg *config.Config, local http.Handler) (inspect.Client, er
 // has the API role.
 func inspectorBareMetal(cfg *config.Config, db store.Store, cond func() *conductor.Conductor, hasAPI bool) (inspector.BareMetal, error) {
 	if cfg.Ironic.EndpointOverride != "" {
-		i := cfg.Ironic
-		return inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: i.EndpointOverride, Auth: openstack.Options{
-			AuthType: i.AuthType, Username: i.Username, Password: i.Password, AuthURL: i.AuthURL,
-			ProjectName: i.ProjectName, UserDomainName: i.UserDomainName, ProjectDomainName: i.ProjectDomainName,
-			SystemScope: i.SystemScope, Token: i.Token, RegionName: i.RegionName, CAFile: i.CAFile, Insecure: i.Insecure,
-		}})
+		return inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: cfg.Ironic.EndpointOverride, Auth: clientAuth(cfg.Ironic.ClientAuth)})
 	}
 	if !hasAPI {
 		return nil, errors.New("the inspector role without the api role needs [ironic]endpoint_override")

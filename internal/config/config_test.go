@@ -123,3 +123,35 @@ func TestLoad_RedfishDefaultsAndValidation(t *testing.T) {
 		t.Errorf("zero attempts: %v", err)
 	}
 }
+
+// [inspector], [ironic] and [neutron] share one ClientAuth: every one of
+// its options loads into each section, from the file and the environment,
+// and the secrets are masked.
+func TestLoad_ClientAuthInEverySection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ferro.conf")
+	conf := "[inspector]\nauth_type = password\nauth_url = http://k:5000/v3\npassword = p1\n" +
+		"[ironic]\nauth_type = token\ntoken = t2\ninsecure = true\n" +
+		"[neutron]\nauth_type = http_basic\nusername = n\ncafile = /etc/ca.pem\n"
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, unknown, err := Load(path, []string{"FERRO_NEUTRON_SYSTEM_SCOPE=all", "FERRO_IRONIC_REGION_NAME=r1"})
+	if err != nil || len(unknown) > 0 {
+		t.Fatalf("Load = %v, unknown %v", err, unknown)
+	}
+	for name, got := range map[string]ClientAuth{"inspector": cfg.Inspector.ClientAuth, "ironic": cfg.Ironic.ClientAuth, "neutron": cfg.Neutron.ClientAuth} {
+		want := map[string]ClientAuth{
+			"inspector": {AuthType: "password", AuthURL: "http://k:5000/v3", Password: "p1"},
+			"ironic":    {AuthType: "token", Token: "t2", Insecure: true, RegionName: "r1"},
+			"neutron":   {AuthType: "http_basic", Username: "n", CAFile: "/etc/ca.pem", SystemScope: "all"},
+		}[name]
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("[%s] client auth (-want +got):\n%s", name, diff)
+		}
+	}
+	for _, o := range cfg.Options() {
+		if o[1] == "p1" || o[1] == "t2" {
+			t.Errorf("%s shows its secret", o[0])
+		}
+	}
+}

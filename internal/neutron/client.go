@@ -24,7 +24,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	ferrostack "github.com/ferrometal/ferro/internal/openstack"
 )
@@ -109,10 +108,28 @@ type PortFilter struct {
 	DeviceID   string
 }
 
+// Options configure a Client ([neutron]).
+type Options struct {
+	// URL is Neutron's endpoint ([neutron]url); empty means the Keystone
+	// service catalog.
+	URL string
+	// Auth is how requests authenticate ([neutron]auth_type and the
+	// options that go with it); its Section, Endpoint and ServiceType are
+	// set here.
+	Auth ferrostack.Options
+	// Retries is how often a request failing with a connection error, a
+	// 5xx or a 409 is sent again ([neutron]retries).
+	Retries int
+	// Timeout bounds each request ([neutron]timeout); 0 means none.
+	Timeout time.Duration
+	// Log may be nil.
+	Log *slog.Logger
+}
+
 // Client calls Neutron. It is safe for concurrent use. With Keystone auth
 // it authenticates on first use, so ferro starts while Keystone is down.
 type Client struct {
-	cfg     config.Neutron
+	o       Options
 	log     *slog.Logger
 	backoff time.Duration // first retry delay; tests shorten it
 
@@ -120,30 +137,30 @@ type Client struct {
 	sc *gophercloud.ServiceClient // nil until the first successful setup
 }
 
-// New returns a client for cfg: endpoint [neutron]url, and no auth
+// New returns a client for o: endpoint [neutron]url, and no auth
 // (auth_type none or noauth, the default) or Keystone (password or token,
-// needing auth_url). Requests time out after [neutron]timeout seconds each
-// and are retried [neutron]retries times on connection errors, 5xx and 409.
-// log may be nil.
-func New(cfg config.Neutron, log *slog.Logger) (*Client, error) {
+// needing auth_url). Requests time out after o.Timeout each and are
+// retried o.Retries times on connection errors, 5xx and 409.
+func New(o Options) (*Client, error) {
+	log := o.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	switch cfg.AuthType {
+	switch o.Auth.AuthType {
 	case "", "none", "noauth", "http_basic":
-		if cfg.URL == "" {
-			return nil, fmt.Errorf("%w: [neutron]url is required with auth_type %q", driver.ErrMissingParameter, cfg.AuthType)
+		if o.URL == "" {
+			return nil, fmt.Errorf("%w: [neutron]url is required with auth_type %q", driver.ErrMissingParameter, o.Auth.AuthType)
 		}
 	case "password", "v3password", "token", "v3token":
-		if cfg.AuthURL == "" {
-			return nil, fmt.Errorf("%w: [neutron]auth_url is required with auth_type %q", driver.ErrMissingParameter, cfg.AuthType)
+		if o.Auth.AuthURL == "" {
+			return nil, fmt.Errorf("%w: [neutron]auth_url is required with auth_type %q", driver.ErrMissingParameter, o.Auth.AuthType)
 		}
 	default:
-		return nil, fmt.Errorf("%w: [neutron]auth_type %q", driver.ErrInvalidParameter, cfg.AuthType)
+		return nil, fmt.Errorf("%w: [neutron]auth_type %q", driver.ErrInvalidParameter, o.Auth.AuthType)
 	}
-	cfg.Retries = max(cfg.Retries, 0)
-	cfg.Timeout = max(cfg.Timeout, 0) // 0: no timeout
-	return &Client{cfg: cfg, log: log, backoff: minBackoff}, nil
+	o.Retries = max(o.Retries, 0)
+	o.Timeout = max(o.Timeout, 0) // 0: no timeout
+	return &Client{o: o, log: log, backoff: minBackoff}, nil
 }
 
 // service returns the gophercloud service client, authenticating first if needed.
@@ -153,13 +170,10 @@ func (c *Client) service(ctx context.Context) (*gophercloud.ServiceClient, error
 	if c.sc != nil {
 		return c.sc, nil
 	}
-	sc, err := ferrostack.New(ctx, ferrostack.Options{
-		Section: "[neutron]", AuthType: c.cfg.AuthType, Endpoint: c.cfg.URL, ServiceType: "network",
-		Username: c.cfg.Username, Password: c.cfg.Password, AuthURL: c.cfg.AuthURL, ProjectName: c.cfg.ProjectName,
-		UserDomainName: c.cfg.UserDomainName, ProjectDomainName: c.cfg.ProjectDomainName, SystemScope: c.cfg.SystemScope,
-		Token: c.cfg.Token, RegionName: c.cfg.RegionName, CAFile: c.cfg.CAFile, Insecure: c.cfg.Insecure,
-		Timeout: time.Duration(c.cfg.Timeout) * time.Second, RetryFunc: c.retry,
-	})
+	a := c.o.Auth
+	a.Section, a.Endpoint, a.ServiceType = "[neutron]", c.o.URL, "network"
+	a.Timeout, a.RetryFunc = c.o.Timeout, c.retry
+	sc, err := ferrostack.New(ctx, a)
 	if err != nil {
 		return nil, fmt.Errorf("neutron: %w", err)
 	}
@@ -177,7 +191,7 @@ func (c *Client) service(ctx context.Context) (*gophercloud.ServiceClient, error
 // Connection errors, 5xx and 409 are retried up to [neutron]retries times
 // with a doubling, bounded delay; everything else is returned at once.
 func (c *Client) retry(ctx context.Context, method, url string, _ *gophercloud.RequestOpts, err error, failCount uint) error {
-	if ctx.Err() != nil || int(failCount) > c.cfg.Retries || !retryable(err) {
+	if ctx.Err() != nil || int(failCount) > c.o.Retries || !retryable(err) {
 		return err
 	}
 	d := c.backoff << (failCount - 1)
@@ -185,7 +199,7 @@ func (c *Client) retry(ctx context.Context, method, url string, _ *gophercloud.R
 		d = maxBackoff
 	}
 	c.log.Warn("neutron request failed; retrying", "method", method, "url", url,
-		"attempt", failCount, "of", c.cfg.Retries, "delay", d, "error", err)
+		"attempt", failCount, "of", c.o.Retries, "delay", d, "error", err)
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/openstack"
 )
 
 // request is one request a fake Neutron received.
@@ -99,7 +99,7 @@ func newFakeAPI(t *testing.T, retries int) (*fakeAPI, *Client) {
 	f := &fakeAPI{answers: map[string][]answer{}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	c, err := New(config.Neutron{URL: srv.URL, AuthType: "none", Retries: retries, Timeout: 5}, nil)
+	c, err := New(Options{URL: srv.URL, Auth: openstack.Options{AuthType: "none"}, Retries: retries, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,17 +115,17 @@ const (
 func TestNew_Config(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cfg  config.Neutron
+		o    Options
 		want error
 	}{
-		{"NoauthNeedsURL", config.Neutron{AuthType: "none"}, driver.ErrMissingParameter},
-		{"PasswordNeedsAuthURL", config.Neutron{AuthType: "password", URL: "http://n:9696"}, driver.ErrMissingParameter},
-		{"UnknownAuthType", config.Neutron{AuthType: "kerberos", URL: "http://n:9696"}, driver.ErrInvalidParameter},
-		{"Noauth", config.Neutron{AuthType: "noauth", URL: "http://n:9696"}, nil},
-		{"Token", config.Neutron{AuthType: "token", AuthURL: "http://k:5000/v3", Token: "t"}, nil},
+		{"NoauthNeedsURL", Options{Auth: openstack.Options{AuthType: "none"}}, driver.ErrMissingParameter},
+		{"PasswordNeedsAuthURL", Options{Auth: openstack.Options{AuthType: "password"}, URL: "http://n:9696"}, driver.ErrMissingParameter},
+		{"UnknownAuthType", Options{Auth: openstack.Options{AuthType: "kerberos"}, URL: "http://n:9696"}, driver.ErrInvalidParameter},
+		{"Noauth", Options{Auth: openstack.Options{AuthType: "noauth"}, URL: "http://n:9696"}, nil},
+		{"Token", Options{Auth: openstack.Options{AuthType: "token", AuthURL: "http://k:5000/v3", Token: "t"}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := New(tc.cfg, nil)
+			_, err := New(tc.o)
 			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
 				t.Errorf("New = %v, want %v", err, tc.want)
 			}
@@ -154,7 +154,7 @@ func TestClient_URLWithVersionSuffix(t *testing.T) {
 	f := &fakeAPI{answers: map[string][]answer{}}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
-	c, err := New(config.Neutron{URL: srv.URL + "/v2.0/", AuthType: "none"}, nil)
+	c, err := New(Options{URL: srv.URL + "/v2.0/", Auth: openstack.Options{AuthType: "none"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestClient_TimeoutPerRequest(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(block)
-	c, err := New(config.Neutron{URL: srv.URL, AuthType: "none", Timeout: 1, Retries: 0}, nil)
+	c, err := New(Options{URL: srv.URL, Auth: openstack.Options{AuthType: "none"}, Timeout: time.Second, Retries: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,10 +399,10 @@ func TestClient_KeystonePassword(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"networks": [{"id": "n1", "name": "insp"}]}`)
 	})
-	c, err := New(config.Neutron{
+	c, err := New(Options{Auth: openstack.Options{
 		AuthType: "password", AuthURL: srv.URL + "/v3", Username: "ironic", Password: "secret",
 		UserDomainName: "Default", ProjectName: "service", ProjectDomainName: "Default", RegionName: "RegionOne",
-	}, nil)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/neutron"
+	"github.com/ferrometal/ferro/internal/openstack"
 	"github.com/ferrometal/ferro/internal/testing/neutrontest"
 )
 
@@ -32,11 +33,8 @@ func TestRealNeutron_InspectionPortsLifecycle(t *testing.T) {
 
 	netID := srv.CreateNetwork(t, neutrontest.NetworkOpts{Name: "inspection", CIDR: "192.168.50.0/24"})
 	sg := srv.CreateSecurityGroup(t, "inspection")
-	cfg := config.Neutron{
-		URL: srv.URL, AuthType: "none", Retries: 1, Timeout: 30,
-		InspectionNetworkSecurityGroups: []string{sg},
-	}
-	client, err := neutron.New(cfg, nil)
+	cfg := config.Neutron{InspectionNetworkSecurityGroups: []string{sg}}
+	client, err := neutron.New(neutron.Options{URL: srv.URL, Auth: openstack.Options{AuthType: "none"}, Retries: 1, Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -395,8 +395,10 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 		}
 		nc = c
 	}
-	reg.RegisterNetwork("flat", network.NewFlat(nc, cfg.Neutron))
-	reg.RegisterNetwork("neutron", network.NewNeutron(nc, cfg.Neutron))
+	no := network.Options{InspectionNetwork: cfg.Neutron.InspectionNetwork,
+		SecurityGroups: cfg.Neutron.InspectionNetworkSecurityGroups, AddAllPorts: cfg.Neutron.AddAllPorts}
+	reg.RegisterNetwork("flat", network.NewFlat(nc, no))
+	reg.RegisterNetwork("neutron", network.NewNeutron(nc, no))
 
 	var dhcp driver.DHCP = driver.NoDHCP{}
 	if cfg.DHCP.DHCPProvider == "neutron" {

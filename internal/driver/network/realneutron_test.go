@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/neutron"
@@ -33,7 +32,7 @@ func TestRealNeutron_InspectionPortsLifecycle(t *testing.T) {
 
 	netID := srv.CreateNetwork(t, neutrontest.NetworkOpts{Name: "inspection", CIDR: "192.168.50.0/24"})
 	sg := srv.CreateSecurityGroup(t, "inspection")
-	cfg := config.Neutron{InspectionNetworkSecurityGroups: []string{sg}}
+	cfg := network.Options{SecurityGroups: []string{sg}}
 	client, err := neutron.New(neutron.Options{URL: srv.URL, Auth: openstack.Options{AuthType: "none"}, Retries: 1, Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +131,7 @@ func TestRealNeutron_InspectionPortsLifecycle(t *testing.T) {
 	// flat: node B has no local_link_connection and no agent row. Its port
 	// is made anyway and stays unbound (binding_failed), as upstream's.
 	taskB := newTask(uuid.NewString(), &baremetal.Port{UUID: uuid.NewString(), Address: "52:54:00:00:0b:01", PXEEnabled: true})
-	flat := network.NewFlat(client, config.Neutron{InspectionNetwork: netID})
+	flat := network.NewFlat(client, network.Options{InspectionNetwork: netID})
 	if err := flat.ValidateInspection(ctx, taskB); err != nil {
 		t.Fatalf("flat ValidateInspection by UUID: %v", err)
 	}

@@ -405,7 +405,7 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 		if nc == nil {
 			return nil, errors.New("[dhcp]dhcp_provider=neutron needs [neutron]url or Keystone options")
 		}
-		dhcp = neutron.NewDHCPProvider(nc, time.Duration(cfg.Neutron.PortSetupDelay)*time.Second)
+		dhcp = network.NeutronDHCP{Provider: neutron.NewDHCPProvider(nc, seconds(cfg.Neutron.PortSetupDelay))}
 	}
 	pxe.Register(reg, cfg, dhcp)
 	registerRedfish(reg, cfg, db, log)

@@ -24,12 +24,25 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
-	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/dhcpopt"
 	ferrostack "github.com/ferrometal/ferro/internal/openstack"
 )
 
 // ErrNotFound is returned (wrapped) when Neutron has no such resource.
 var ErrNotFound = errors.New("not found in neutron")
+
+// ErrOptions is returned (wrapped) by New for options that cannot work.
+var ErrOptions = errors.New("invalid [neutron] options")
+
+// AmbiguousError is FindNetwork's answer for a name several networks share.
+type AmbiguousError struct {
+	Name string
+	IDs  []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("network name %q is ambiguous: %d networks (%s); use the UUID", e.Name, len(e.IDs), strings.Join(e.IDs, ", "))
+}
 
 // Backoff bounds for retried requests: the first retry waits minBackoff,
 // each further one twice as long, never more than maxBackoff.
@@ -87,7 +100,7 @@ type PortCreate struct {
 	SecurityGroups []string
 	// NoFixedIPs creates the port without an address (fixed_ips: []).
 	NoFixedIPs    bool
-	ExtraDHCPOpts []driver.DHCPOption
+	ExtraDHCPOpts []dhcpopt.Option
 }
 
 // PortUpdate changes a port; nil or empty fields are left alone. The
@@ -97,7 +110,7 @@ type PortUpdate struct {
 	HostID        *string
 	MACAddress    *string
 	Profile       map[string]any
-	ExtraDHCPOpts []driver.DHCPOption
+	ExtraDHCPOpts []dhcpopt.Option
 }
 
 // PortFilter selects ports; empty fields do not filter. A filter with
@@ -149,14 +162,14 @@ func New(o Options) (*Client, error) {
 	switch o.Auth.AuthType {
 	case "", "none", "noauth", "http_basic":
 		if o.URL == "" {
-			return nil, fmt.Errorf("%w: [neutron]url is required with auth_type %q", driver.ErrMissingParameter, o.Auth.AuthType)
+			return nil, fmt.Errorf("%w: [neutron]url is required with auth_type %q", ErrOptions, o.Auth.AuthType)
 		}
 	case "password", "v3password", "token", "v3token":
 		if o.Auth.AuthURL == "" {
-			return nil, fmt.Errorf("%w: [neutron]auth_url is required with auth_type %q", driver.ErrMissingParameter, o.Auth.AuthType)
+			return nil, fmt.Errorf("%w: [neutron]auth_url is required with auth_type %q", ErrOptions, o.Auth.AuthType)
 		}
 	default:
-		return nil, fmt.Errorf("%w: [neutron]auth_type %q", driver.ErrInvalidParameter, o.Auth.AuthType)
+		return nil, fmt.Errorf("%w: [neutron]auth_type %q", ErrOptions, o.Auth.AuthType)
 	}
 	o.Retries = max(o.Retries, 0)
 	o.Timeout = max(o.Timeout, 0) // 0: no timeout
@@ -264,15 +277,15 @@ func (e *APIError) Error() string {
 func (e *APIError) Unwrap() error { return e.err }
 
 // FindNetwork resolves a network by UUID or by name, as openstacksdk's
-// find_network does: an id first, then a unique name. Not found and a name
-// shared by several networks are errors wrapping driver.ErrInvalidParameter.
+// find_network does: an id first, then a unique name. Not found wraps
+// ErrNotFound; a name shared by several networks is an *AmbiguousError.
 func (c *Client) FindNetwork(ctx context.Context, nameOrID string) (Network, error) {
 	sc, err := c.service(ctx)
 	if err != nil {
 		return Network{}, err
 	}
 	if nameOrID == "" {
-		return Network{}, fmt.Errorf("%w: empty network name", driver.ErrInvalidParameter)
+		return Network{}, fmt.Errorf("network %q: %w", nameOrID, ErrNotFound)
 	}
 	if _, perr := uuid.Parse(nameOrID); perr == nil {
 		var nw Network
@@ -298,7 +311,7 @@ func (c *Client) FindNetwork(ctx context.Context, nameOrID string) (Network, err
 	}
 	switch len(found) {
 	case 0:
-		return Network{}, fmt.Errorf("%w: network %q: %w", driver.ErrInvalidParameter, nameOrID, ErrNotFound)
+		return Network{}, fmt.Errorf("network %q: %w", nameOrID, ErrNotFound)
 	case 1:
 		return found[0], nil
 	default:
@@ -306,8 +319,7 @@ func (c *Client) FindNetwork(ctx context.Context, nameOrID string) (Network, err
 		for i, n := range found {
 			ids[i] = n.ID
 		}
-		return Network{}, fmt.Errorf("%w: network name %q is ambiguous: %d networks (%s); use the UUID",
-			driver.ErrInvalidParameter, nameOrID, len(found), strings.Join(ids, ", "))
+		return Network{}, &AmbiguousError{Name: nameOrID, IDs: ids}
 	}
 }
 
@@ -340,22 +352,15 @@ func (c *Client) CheckSecurityGroups(ctx context.Context, ids []string) error {
 	return nil
 }
 
-func createDHCPOpts(opts []driver.DHCPOption) []extradhcpopts.CreateExtraDHCPOpt {
+func createDHCPOpts(opts []dhcpopt.Option) []extradhcpopts.CreateExtraDHCPOpt {
 	if opts == nil {
 		return nil
 	}
 	out := make([]extradhcpopts.CreateExtraDHCPOpt, len(opts))
 	for i, o := range opts {
-		out[i] = extradhcpopts.CreateExtraDHCPOpt{OptName: o.Name, OptValue: o.Value, IPVersion: gophercloud.IPVersion(ipVersion(o))}
+		out[i] = extradhcpopts.CreateExtraDHCPOpt{OptName: o.Name, OptValue: o.Value, IPVersion: gophercloud.IPVersion(o.Version())}
 	}
 	return out
-}
-
-func ipVersion(o driver.DHCPOption) int {
-	if o.IPVersion == 0 {
-		return 4
-	}
-	return o.IPVersion
 }
 
 // CreatePort creates a port and returns it as Neutron reports it.
@@ -402,7 +407,7 @@ func (c *Client) UpdatePort(ctx context.Context, id string, u PortUpdate) (Port,
 		eo := make([]extradhcpopts.UpdateExtraDHCPOpt, len(u.ExtraDHCPOpts))
 		for i, o := range u.ExtraDHCPOpts {
 			v := o.Value
-			eo[i] = extradhcpopts.UpdateExtraDHCPOpt{OptName: o.Name, OptValue: &v, IPVersion: gophercloud.IPVersion(ipVersion(o))}
+			eo[i] = extradhcpopts.UpdateExtraDHCPOpt{OptName: o.Name, OptValue: &v, IPVersion: gophercloud.IPVersion(o.Version())}
 		}
 		opts = extradhcpopts.UpdateOptsExt{UpdateOptsBuilder: opts, ExtraDHCPOpts: eo}
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/dhcpopt"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/neutron"
 )
@@ -98,6 +99,11 @@ func (n *inspectionNet) network(ctx context.Context, t *driver.Task) (neutron.Ne
 			driver.ErrInvalidParameter, n.name, name)
 	}
 	net, err := n.client.FindNetwork(ctx, name)
+	if _, ambiguous := errors.AsType[*neutron.AmbiguousError](err); ambiguous || errors.Is(err, neutron.ErrNotFound) {
+		// The node or the configuration names a network Neutron cannot
+		// resolve: a validation error, not Neutron failing.
+		err = fmt.Errorf("%w: %w", driver.ErrInvalidParameter, err)
+	}
 	if err != nil {
 		return neutron.Network{}, fmt.Errorf("inspection network %q: %w", name, err)
 	}
@@ -210,7 +216,7 @@ func (n *inspectionNet) addPort(ctx context.Context, t *driver.Task, net neutron
 		}
 	}
 	if id := clientID(p); id != "" {
-		create.ExtraDHCPOpts = []driver.DHCPOption{{Name: dhcpClientID, Value: id, IPVersion: 4}}
+		create.ExtraDHCPOpts = []dhcpopt.Option{{Name: dhcpClientID, Value: id, IPVersion: 4}}
 	}
 	profile := map[string]any{"local_link_information": []any{llc}}
 	for _, k := range []string{"vtep-logical-switch", "vtep-physical-switch"} {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/dhcpopt"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/neutron"
@@ -379,7 +380,7 @@ func TestAddInspectionNetwork_SmartNICAndInfiniBand(t *testing.T) {
 	if h := fake.updated[vifOf(smart)].HostID; h == nil || *h != "dpu-host-1" {
 		t.Errorf("smart NIC binding:host_id = %v, want the link's hostname", h)
 	}
-	want := []driver.DHCPOption{{Name: "61", Value: ib.Extra["client-id"].(string), IPVersion: 4}}
+	want := []dhcpopt.Option{{Name: "61", Value: ib.Extra["client-id"].(string), IPVersion: 4}}
 	if diff := cmp.Diff(want, fake.created[1].ExtraDHCPOpts); diff != "" {
 		t.Errorf("InfiniBand extra_dhcp_opts (-want +got):\n%s", diff)
 	}

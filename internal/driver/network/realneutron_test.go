@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/dhcpopt"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/neutron"
@@ -72,8 +73,8 @@ func TestRealNeutron_InspectionPortsLifecycle(t *testing.T) {
 		t.Errorf("port without local_link_connection got a VIF %v; the neutron interface must skip it", v)
 	}
 
-	dhcp := neutron.NewDHCPProvider(client, 0)
-	opts := []driver.DHCPOption{
+	dhcp := network.NeutronDHCP{Provider: neutron.NewDHCPProvider(client, 0)}
+	opts := []dhcpopt.Option{
 		{Name: "tag:!ipxe,67", Value: "undionly.kpxe", IPVersion: 4},
 		{Name: "tag:ipxe,67", Value: "http://192.168.50.1:8080/boot.ipxe", IPVersion: 4},
 		{Name: "66", Value: "192.168.50.1", IPVersion: 4},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/dhcpopt"
 	"github.com/ferrometal/ferro/internal/driver"
 )
 
@@ -51,11 +52,11 @@ func (m *fakeManagement) SupportedBootDevices(context.Context, *driver.Task) ([]
 // fakeDHCP records the options of every update.
 type fakeDHCP struct {
 	mu      sync.Mutex
-	updates [][]driver.DHCPOption
+	updates [][]dhcpopt.Option
 	err     error
 }
 
-func (d *fakeDHCP) UpdateDHCPOptions(_ context.Context, _ *driver.Task, opts []driver.DHCPOption) error {
+func (d *fakeDHCP) UpdateDHCPOptions(_ context.Context, _ *driver.Task, opts []dhcpopt.Option) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.updates = append(d.updates, opts)
@@ -198,7 +199,7 @@ ipappend 2
 		t.Error("pxe wrote boot.ipxe")
 	}
 
-	wantOpts := [][]driver.DHCPOption{{
+	wantOpts := [][]dhcpopt.Option{{
 		{Name: "67", Value: "pxelinux.0", IPVersion: 4},
 		{Name: "66", Value: "10.0.0.1", IPVersion: 4},
 		{Name: "150", Value: "10.0.0.1", IPVersion: 4},
@@ -268,7 +269,7 @@ poweroff
 		t.Errorf("deploy_kernel = %q", got)
 	}
 
-	wantOpts := [][]driver.DHCPOption{{
+	wantOpts := [][]dhcpopt.Option{{
 		{Name: "tag:!ipxe,67", Value: "undionly.kpxe", IPVersion: 4},
 		{Name: "tag:ipxe,67", Value: "http://10.0.0.1:8080/boot.ipxe", IPVersion: 4},
 		{Name: "66", Value: "10.0.0.1", IPVersion: 4},
@@ -286,10 +287,10 @@ poweroff
 func TestDHCPOptions_NoTFTPServerOnlyBootfile(t *testing.T) {
 	for _, tc := range []struct {
 		kind Kind
-		want []driver.DHCPOption
+		want []dhcpopt.Option
 	}{
-		{PXE, []driver.DHCPOption{{Name: "67", Value: "lpxelinux.0", IPVersion: 4}}},
-		{IPXE, []driver.DHCPOption{
+		{PXE, []dhcpopt.Option{{Name: "67", Value: "lpxelinux.0", IPVersion: 4}}},
+		{IPXE, []dhcpopt.Option{
 			{Name: "tag:!ipxe,67", Value: "snponly.efi", IPVersion: 4},
 			{Name: "tag:ipxe,67", Value: "http://10.0.0.1:8080/custom.ipxe", IPVersion: 4},
 		}},
@@ -305,7 +306,7 @@ func TestDHCPOptions_NoTFTPServerOnlyBootfile(t *testing.T) {
 			if err := e.boot(t, tc.kind).PrepareRamdisk(context.Background(), e.task(), callbackParams()); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([][]driver.DHCPOption{tc.want}, e.dhcp.updates); diff != "" {
+			if diff := cmp.Diff([][]dhcpopt.Option{tc.want}, e.dhcp.updates); diff != "" {
 				t.Errorf("DHCP options (-want +got):\n%s", diff)
 			}
 			if tc.kind == IPXE {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/ferrometal/ferro/internal/dhcpopt"
 	"github.com/ferrometal/ferro/internal/driver"
 )
 
@@ -161,19 +162,19 @@ func (b *Boot) macEntries(macs []string) []string {
 // file: PXE gets 67=[pxe]pxe_bootfile_name; iPXE gets the ROM to chain-load
 // ([pxe]ipxe_bootfile_name) until iPXE runs, then the boot script over
 // HTTP. With [pxe]tftp_server set, 66, 150 and 255 name it.
-func (b *Boot) dhcpOptions(p *plan) []driver.DHCPOption {
-	var opts []driver.DHCPOption
+func (b *Boot) dhcpOptions(p *plan) []dhcpopt.Option {
+	var opts []dhcpopt.Option
 	if b.kind == IPXE {
 		opts = append(opts,
-			driver.DHCPOption{Name: "tag:!ipxe,67", Value: b.cfg.PXE.IPXEBootfileName, IPVersion: 4},
-			driver.DHCPOption{Name: "tag:ipxe,67", Value: p.httpURL + "/" + b.bootScriptName(), IPVersion: 4},
+			dhcpopt.Option{Name: "tag:!ipxe,67", Value: b.cfg.PXE.IPXEBootfileName, IPVersion: 4},
+			dhcpopt.Option{Name: "tag:ipxe,67", Value: p.httpURL + "/" + b.bootScriptName(), IPVersion: 4},
 		)
 	} else {
-		opts = append(opts, driver.DHCPOption{Name: "67", Value: b.cfg.PXE.PXEBootfileName, IPVersion: 4})
+		opts = append(opts, dhcpopt.Option{Name: "67", Value: b.cfg.PXE.PXEBootfileName, IPVersion: 4})
 	}
 	if s := b.cfg.PXE.TFTPServer; s != "" {
 		for _, name := range []string{"66", "150", "255"} {
-			opts = append(opts, driver.DHCPOption{Name: name, Value: s, IPVersion: 4})
+			opts = append(opts, dhcpopt.Option{Name: name, Value: s, IPVersion: 4})
 		}
 	}
 	return opts

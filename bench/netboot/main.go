@@ -45,6 +45,7 @@ import (
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/deployimage"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/pxe"
 	"github.com/ferrometal/ferro/internal/netns"
@@ -239,8 +240,9 @@ func prepareNodes(dir string, o options) (macs []net.HardwareAddr, uuids []strin
 	cfg.PXE.TFTPRoot = filepath.Join(dir, "tftpboot")
 	cfg.Deploy.HTTPRoot = filepath.Join(dir, "httpboot")
 	cfg.Deploy.HTTPURL = "http://" + serverIP + ":6385/httpboot"
-	cfg.Conductor.FileURLAllowedPaths = []string{images}
-	boot, err := pxe.New(pxe.IPXE, cfg, nil)
+	boot, err := pxe.New(pxe.IPXE, pxe.Options{Images: deployimage.New(deployimage.Options{AllowedPaths: []string{images}}),
+		TFTPRoot: cfg.PXE.TFTPRoot, HTTPRoot: cfg.Deploy.HTTPRoot, HTTPURL: cfg.Deploy.HTTPURL,
+		PXEBootfile: cfg.PXE.PXEBootfileName, IPXEBootfile: cfg.PXE.IPXEBootfileName, KernelAppendParams: cfg.PXE.KernelAppendParams})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/ferrometal/ferro/internal/conductor"
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/deployimage"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/inspect"
 	"github.com/ferrometal/ferro/internal/driver/ipmi"
@@ -407,8 +408,15 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 		}
 		dhcp = network.NeutronDHCP{Provider: neutron.NewDHCPProvider(nc, seconds(cfg.Neutron.PortSetupDelay))}
 	}
-	pxe.Register(reg, cfg, dhcp)
-	registerRedfish(reg, cfg, db, log)
+	// One deploy image cache for every boot interface: two nodes needing
+	// the same download wait for one another.
+	images := deployimage.New(deployimage.Options{AllowedPaths: cfg.Conductor.FileURLAllowedPaths,
+		DefaultKernel: cfg.Conductor.DeployKernel, DefaultRamdisk: cfg.Conductor.DeployRamdisk,
+		CacheSize: int64(cfg.PXE.ImageCacheSize) << 20})
+	if err := pxe.Register(reg, pxeOptions(cfg, images, dhcp)); err != nil {
+		return nil, err
+	}
+	registerRedfish(reg, cfg, db, images, log)
 	if inspectClient != nil {
 		ic := cfg.Inspector
 		o := inspect.Options{Client: inspectClient, Callback: callbackSettings(cfg),
@@ -430,7 +438,7 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 // registerRedfish adds the redfish power, management and inspect
 // interfaces and the redfish-virtual-media boot interface, sharing one
 // Redfish client (one session per BMC).
-func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, log *slog.Logger) {
+func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, images *deployimage.Fetcher, log *slog.Logger) {
 	rc := cfg.Redfish
 	client := bmcredfish.New(bmcredfish.Options{
 		ConnectionAttempts: rc.ConnectionAttempts,
@@ -447,7 +455,6 @@ func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, l
 		io.Inventory = db
 	}
 	reg.RegisterInspect("redfish", rfdriver.NewInspect(io))
-	images, _ := pxe.New(pxe.IPXE, cfg, nil)
 	reg.RegisterBoot(vmedia.Name, vmedia.New(vmedia.Options{
 		Images: images, Client: client, AuthType: rc.AuthType,
 		HTTPRoot: cfg.Deploy.HTTPRoot, HTTPURL: cfg.Deploy.HTTPURL,

@@ -10,15 +10,15 @@ import (
 
 	"github.com/ferrometal/ferro/internal/dhcpopt"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/deployimage"
 )
 
 // File names under the boot root, as Ironic lays them out.
 const (
 	configName  = "config"
-	kernelName  = "deploy_kernel"
-	ramdiskName = "deploy_ramdisk"
+	kernelName  = deployimage.KernelName
+	ramdiskName = deployimage.RamdiskName
 	macDir      = "pxelinux.cfg"
-	masterDir   = "master_images"
 	bootScript  = "boot.ipxe"
 )
 
@@ -119,7 +119,7 @@ func (b *Boot) render(p *plan, cmdline string) ([]byte, error) {
 // bootScriptName is the file name of the iPXE boot script: the base name
 // of [pxe]ipxe_boot_script, as in Ironic, else boot.ipxe.
 func (b *Boot) bootScriptName() string {
-	if s := b.cfg.PXE.IPXEBootScript; s != "" {
+	if s := b.o.IPXEBootScript; s != "" {
 		return filepath.Base(s)
 	}
 	return bootScript
@@ -129,7 +129,7 @@ func (b *Boot) bootScriptName() string {
 // content changed: [pxe]ipxe_boot_script's file verbatim, else ferro's.
 func (b *Boot) writeBootScript(root string) error {
 	content := []byte(defaultBootScript)
-	if s := b.cfg.PXE.IPXEBootScript; s != "" {
+	if s := b.o.IPXEBootScript; s != "" {
 		c, err := os.ReadFile(s)
 		if err != nil {
 			return fmt.Errorf("read [pxe]ipxe_boot_script: %w", err)
@@ -166,13 +166,13 @@ func (b *Boot) dhcpOptions(p *plan) []dhcpopt.Option {
 	var opts []dhcpopt.Option
 	if b.kind == IPXE {
 		opts = append(opts,
-			dhcpopt.Option{Name: "tag:!ipxe,67", Value: b.cfg.PXE.IPXEBootfileName, IPVersion: 4},
+			dhcpopt.Option{Name: "tag:!ipxe,67", Value: b.o.IPXEBootfile, IPVersion: 4},
 			dhcpopt.Option{Name: "tag:ipxe,67", Value: p.httpURL + "/" + b.bootScriptName(), IPVersion: 4},
 		)
 	} else {
-		opts = append(opts, dhcpopt.Option{Name: "67", Value: b.cfg.PXE.PXEBootfileName, IPVersion: 4})
+		opts = append(opts, dhcpopt.Option{Name: "67", Value: b.o.PXEBootfile, IPVersion: 4})
 	}
-	if s := b.cfg.PXE.TFTPServer; s != "" {
+	if s := b.o.TFTPServer; s != "" {
 		for _, name := range []string{"66", "150", "255"} {
 			opts = append(opts, dhcpopt.Option{Name: name, Value: s, IPVersion: 4})
 		}

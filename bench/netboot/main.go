@@ -43,7 +43,6 @@ import (
 	"github.com/insomniacslk/dhcp/iana"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/deployimage"
 	"github.com/ferrometal/ferro/internal/driver/fake"
@@ -236,13 +235,11 @@ func prepareNodes(dir string, o options) (macs []net.HardwareAddr, uuids []strin
 		return nil, nil, err
 	}
 	defer db.Close()
-	cfg := config.Defaults()
-	cfg.PXE.TFTPRoot = filepath.Join(dir, "tftpboot")
-	cfg.Deploy.HTTPRoot = filepath.Join(dir, "httpboot")
-	cfg.Deploy.HTTPURL = "http://" + serverIP + ":6385/httpboot"
+	// [pxe]'s defaults, with the bench's roots and images.
 	boot, err := pxe.New(pxe.IPXE, pxe.Options{Images: deployimage.New(deployimage.Options{AllowedPaths: []string{images}}),
-		TFTPRoot: cfg.PXE.TFTPRoot, HTTPRoot: cfg.Deploy.HTTPRoot, HTTPURL: cfg.Deploy.HTTPURL,
-		PXEBootfile: cfg.PXE.PXEBootfileName, IPXEBootfile: cfg.PXE.IPXEBootfileName, KernelAppendParams: cfg.PXE.KernelAppendParams})
+		TFTPRoot: filepath.Join(dir, "tftpboot"), HTTPRoot: filepath.Join(dir, "httpboot"),
+		HTTPURL:     "http://" + serverIP + ":6385/httpboot",
+		PXEBootfile: "pxelinux.0", IPXEBootfile: "undionly.kpxe", KernelAppendParams: "nofb nomodeset vga=normal"})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -20,21 +20,11 @@ import (
 	"github.com/ferrometal/ferro/internal/api/ironic"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	bmcipmi "github.com/ferrometal/ferro/internal/bmc/ipmi"
-	bmcredfish "github.com/ferrometal/ferro/internal/bmc/redfish"
 	"github.com/ferrometal/ferro/internal/conductor"
 	"github.com/ferrometal/ferro/internal/config"
-	"github.com/ferrometal/ferro/internal/driver"
-	"github.com/ferrometal/ferro/internal/driver/deployimage"
-	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/inspect"
-	"github.com/ferrometal/ferro/internal/driver/ipmi"
-	"github.com/ferrometal/ferro/internal/driver/network"
-	"github.com/ferrometal/ferro/internal/driver/pxe"
-	rfdriver "github.com/ferrometal/ferro/internal/driver/redfish"
-	"github.com/ferrometal/ferro/internal/driver/vmedia"
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/netboot"
-	"github.com/ferrometal/ferro/internal/neutron"
 	"github.com/ferrometal/ferro/internal/service"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
@@ -51,7 +41,7 @@ const (
 var allRoles = []string{roleAPI, roleConductor, roleInspector}
 
 func loadConfig(path string) (*config.Config, []string, error) {
-	return config.Load(path, os.Environ())
+	return config.Load(path, os.Environ(), configHardware())
 }
 
 func parseRoles(s string) ([]string, error) {
@@ -184,9 +174,11 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		if has(roleConductor) || has(roleAPI) {
 			notify = func(uuid string) { cond.NotifyInspectionFinished(uuid) }
 		}
-		insp, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: log, Notify: notify,
-			Progress:       conductor.NewProgress(db, cfg.Default.Host, log),
-			ExclusiveStore: strings.HasPrefix(cfg.Database.Connection, "sqlite")})
+		o := inspectorOptions(cfg)
+		o.Store, o.BareMetal, o.Log, o.Notify = db, bm, log, notify
+		o.Progress = conductor.NewProgress(db, cfg.Default.Host, log)
+		o.ExclusiveStore = strings.HasPrefix(cfg.Database.Connection, "sqlite")
+		insp, err = inspector.New(o)
 		if err != nil {
 			return err
 		}
@@ -214,7 +206,9 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	if err != nil {
 		return err
 	}
-	cond = conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log, APIOnly: !has(roleConductor)})
+	co := conductorOptions(cfg)
+	co.Store, co.Registry, co.Log, co.APIOnly = db, reg, log, !has(roleConductor)
+	cond = conductor.New(co)
 
 	// The built-in netboot runs beside the API: its HTTP boot files are on
 	// the API port unless [deploy]http_listen is set.
@@ -244,7 +238,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}()
 	if has(roleAPI) {
 		mux := http.NewServeMux()
-		mux.Handle("/", ironic.New(ironic.Options{Store: db, Conductor: cond, Config: cfg, Log: log, Version: buildVersion()}))
+		mux.Handle("/", ironic.New(ironicOptions(cfg, db, cond, log)))
 		if inspAPI != nil {
 			// All-in-one: the inspector's routes on the main port too, so one open port is enough.
 			for _, p := range inspectorapi.Paths() {
@@ -367,99 +361,6 @@ func listen(addr string, h http.Handler, tlsConf *tls.Config, lim limits, log *s
 	}
 	log.Info("listening", "server", name, "address", ln.Addr().String())
 	return httpPart{name: name, HTTPServer: service.HTTPServer{Server: srv, Listener: ln}}, nil
-}
-
-// newRegistry builds the driver registry from [DEFAULT]enabled_* and
-// default_* and registers the implementations built into this binary.
-func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, ipmiClient *bmcipmi.Client, log *slog.Logger) (*driver.Registry, error) {
-	enabled := map[string][]string{}
-	defaults := map[string]string{}
-	for _, kind := range driver.Kinds {
-		enabled[kind] = cfg.Default.Enabled(kind)
-		defaults[kind] = cfg.Default.DefaultFor(kind)
-	}
-	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
-	fake.Register(reg)
-	ipmi.Register(reg, ipmi.Options{Client: ipmiClient, DisableBootTimeout: cfg.IPMI.DisableBootTimeout,
-		DefaultBootMode: cfg.Deploy.DefaultBootMode})
-	reg.RegisterNetwork("noop", network.Noop{})
-
-	// Neutron is optional: without [neutron]url (or Keystone auth) the flat
-	// and neutron interfaces fall back for inspection unless a node names an
-	// inspection network, which is then a validation error.
-	var nc *neutron.Client
-	if cfg.Neutron.URL != "" || cfg.Neutron.AuthURL != "" {
-		c, err := neutron.New(neutron.Options{URL: cfg.Neutron.URL, Auth: clientAuth(cfg.Neutron.ClientAuth),
-			Retries: cfg.Neutron.Retries, Timeout: seconds(cfg.Neutron.Timeout), Log: log})
-		if err != nil {
-			return nil, fmt.Errorf("neutron client: %w", err)
-		}
-		nc = c
-	}
-	no := network.Options{InspectionNetwork: cfg.Neutron.InspectionNetwork,
-		SecurityGroups: cfg.Neutron.InspectionNetworkSecurityGroups, AddAllPorts: cfg.Neutron.AddAllPorts}
-	reg.RegisterNetwork("flat", network.NewFlat(nc, no))
-	reg.RegisterNetwork("neutron", network.NewNeutron(nc, no))
-
-	var dhcp driver.DHCP = driver.NoDHCP{}
-	if cfg.DHCP.DHCPProvider == "neutron" {
-		if nc == nil {
-			return nil, errors.New("[dhcp]dhcp_provider=neutron needs [neutron]url or Keystone options")
-		}
-		dhcp = network.NeutronDHCP{Provider: neutron.NewDHCPProvider(nc, seconds(cfg.Neutron.PortSetupDelay))}
-	}
-	// One deploy image cache for every boot interface: two nodes needing
-	// the same download wait for one another.
-	images := deployimage.New(deployimage.Options{AllowedPaths: cfg.Conductor.FileURLAllowedPaths,
-		DefaultKernel: cfg.Conductor.DeployKernel, DefaultRamdisk: cfg.Conductor.DeployRamdisk,
-		CacheSize: int64(cfg.PXE.ImageCacheSize) << 20})
-	if err := pxe.Register(reg, pxeOptions(cfg, images, dhcp)); err != nil {
-		return nil, err
-	}
-	registerRedfish(reg, cfg, db, images, log)
-	if inspectClient != nil {
-		ic := cfg.Inspector
-		o := inspect.Options{Client: inspectClient, Callback: callbackSettings(cfg),
-			AllowLoopbackCallback: ic.AllowLoopbackCallback, ExtraKernelParams: ic.ExtraKernelParams,
-			RequireManagedBoot: ic.RequireManagedBoot, PowerOff: ic.PowerOff, Agent: ic.Agent,
-			DeployRamdisk: cfg.Conductor.DeployRamdisk, PowerTimeout: seconds(cfg.Conductor.PowerStateChangeTimeout),
-			Progress: conductor.NewProgress(db, cfg.Default.Host, log)}
-		if cfg.Inventory.DataBackend != "none" {
-			o.Inventory = db
-		}
-		if cfg.DHCP.DHCPProvider == "builtin" {
-			o.Leases = leaseReleaser{store: db, log: log}
-		}
-		reg.RegisterInspect("inspector", inspect.New(o))
-	}
-	return reg, nil
-}
-
-// registerRedfish adds the redfish power, management and inspect
-// interfaces and the redfish-virtual-media boot interface, sharing one
-// Redfish client (one session per BMC).
-func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, images *deployimage.Fetcher, log *slog.Logger) {
-	rc := cfg.Redfish
-	client := bmcredfish.New(bmcredfish.Options{
-		ConnectionAttempts: rc.ConnectionAttempts,
-		// 0 s means no wait; the client's zero value would mean its default.
-		ConnectionRetryInterval: max(time.Duration(rc.ConnectionRetryInterval)*time.Second, time.Millisecond),
-		CacheSize:               rc.ConnectionCacheSize,
-		Log:                     log,
-	})
-	o := rfdriver.Options{Client: client, AuthType: rc.AuthType, DefaultBootMode: cfg.Deploy.DefaultBootMode, Log: log}
-	reg.RegisterPower("redfish", rfdriver.NewPower(o))
-	reg.RegisterManagement("redfish", rfdriver.NewManagement(o))
-	io := rfdriver.InspectOptions{Options: o, Ports: db}
-	if cfg.Inventory.DataBackend != "none" {
-		io.Inventory = db
-	}
-	reg.RegisterInspect("redfish", rfdriver.NewInspect(io))
-	reg.RegisterBoot(vmedia.Name, vmedia.New(vmedia.Options{
-		Images: images, Client: client, AuthType: rc.AuthType,
-		HTTPRoot: cfg.Deploy.HTTPRoot, HTTPURL: cfg.Deploy.HTTPURL,
-		KernelAppendParams: rc.KernelAppendParams, Debug: cfg.Default.Debug, Log: log,
-	}))
 }
 
 // inspectorClient is how the conductor's inspector interface reaches an

@@ -96,6 +96,13 @@ func (d *Default) Enabled(kind string) []string {
 	return v
 }
 
+// setEnabled sets enabled_<kind>_interfaces; an unknown kind is ignored.
+func (d *Default) setEnabled(kind string, names []string) {
+	if f := reflect.ValueOf(d).Elem().FieldByName("Enabled" + goName(kind) + "Interfaces"); f.IsValid() {
+		f.Set(reflect.ValueOf(names))
+	}
+}
+
 // DefaultFor returns the configured default implementation for an interface
 // kind, or "" when the hardware type's own default applies.
 func (d *Default) DefaultFor(kind string) string {
@@ -311,36 +318,34 @@ type Inventory struct {
 	DataBackend string `ini:"data_backend"`
 }
 
+// Hardware is what the binary's hardware types give the configuration: the
+// defaults of [DEFAULT]enabled_hardware_types and, per interface kind
+// ("boot", "power", …), of enabled_<kind>_interfaces. The configuration
+// knows no hardware type itself; cmd/ferro reads them from the driver
+// registry's types.
+type Hardware struct {
+	Types      []string
+	Interfaces map[string][]string
+}
+
 // Defaults returns the configuration used when no file and no environment
-// sets anything: an all-in-one service on loopback. Paths that depend on the
-// data directory are filled in by Resolve.
-func Defaults() *Config {
+// sets anything: an all-in-one service on loopback, with hw's hardware
+// types and interfaces enabled. Paths that depend on the data directory are
+// filled in by Resolve.
+func Defaults(hw Hardware) *Config {
 	host, _ := os.Hostname()
 	if host == "" {
 		host = "localhost"
 	}
-	return &Config{
+	c := &Config{
 		Default: Default{
-			Host:                        host,
-			Timeout:                     3600,
-			EnabledHardwareTypes:        []string{"fake-hardware", "ipmi", "redfish"},
-			EnabledBootInterfaces:       []string{"fake", "pxe", "ipxe", "redfish-virtual-media"},
-			EnabledDeployInterfaces:     []string{"fake", "direct"},
-			EnabledInspectInterfaces:    []string{"fake", "no-inspect", "inspector", "redfish"},
-			EnabledManagementInterfaces: []string{"fake", "ipmitool", "redfish"},
-			EnabledNetworkInterfaces:    []string{"noop", "flat", "neutron"},
-			EnabledPowerInterfaces:      []string{"fake", "ipmitool", "redfish"},
-			EnabledRAIDInterfaces:       []string{"fake", "no-raid", "agent"},
-			EnabledVendorInterfaces:     []string{"fake", "no-vendor", "ipmitool"},
-			EnabledConsoleInterfaces:    []string{"fake", "no-console"},
-			EnabledBIOSInterfaces:       []string{"fake", "no-bios"},
-			EnabledFirmwareInterfaces:   []string{"fake", "no-firmware"},
-			EnabledRescueInterfaces:     []string{"fake", "no-rescue"},
-			EnabledStorageInterfaces:    []string{"fake", "noop"},
-			ClientSocketTimeout:         60,
-			MaxHeaderLine:               16384,
-			AuthStrategy:                AuthNoauth,
-			HTTPBasicAuthUserFile:       "/etc/ironic/htpasswd",
+			Host:                  host,
+			Timeout:               3600,
+			EnabledHardwareTypes:  slices.Clone(hw.Types),
+			ClientSocketTimeout:   60,
+			MaxHeaderLine:         16384,
+			AuthStrategy:          AuthNoauth,
+			HTTPBasicAuthUserFile: "/etc/ironic/htpasswd",
 		},
 		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000, MaxConnections: 1024},
 		Database: Database{},
@@ -396,14 +401,19 @@ func Defaults() *Config {
 
 		KeystoneAuthtoken: defaultKeystoneAuthtoken(),
 	}
+	for kind, names := range hw.Interfaces {
+		c.Default.setEnabled(kind, slices.Clone(names))
+	}
+	return c
 }
 
-// Load reads the INI file at path (none when path is "") over the defaults,
+// Load reads the INI file at path (none when path is "") over the defaults
+// (Defaults(hw)),
 // then applies FERRO_<SECTION>_<OPTION> variables from environ (os.Environ()
 // form), then validates. An option the file names but ferro does not know is
 // returned in unknown, so the caller can warn; it is not an error, so that an
 // existing ironic.conf can be pointed at ferro.
-func Load(path string, environ []string) (cfg *Config, unknown []string, err error) {
+func Load(path string, environ []string, hw Hardware) (cfg *Config, unknown []string, err error) {
 	f := ini.Empty(ini.LoadOptions{Insensitive: false, AllowBooleanKeys: true})
 	if path != "" {
 		f, err = ini.LoadSources(ini.LoadOptions{AllowBooleanKeys: true}, path)
@@ -426,7 +436,7 @@ func Load(path string, environ []string) (cfg *Config, unknown []string, err err
 	if err := checkIgnoredSecurity(f); err != nil {
 		return nil, unknown, err
 	}
-	cfg = Defaults()
+	cfg = Defaults(hw)
 	v := reflect.ValueOf(cfg).Elem()
 	t := v.Type()
 	for i := range t.NumField() {

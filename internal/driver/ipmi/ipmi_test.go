@@ -49,7 +49,7 @@ func interfaces(t *testing.T) (driver.Power, driver.Management) {
 		c.Close()
 		ferrotest.AssertNoSecrets(t, "the IPMI client", buf.String(), testPasswords...)
 	})
-	r := driver.NewRegistry([]string{"ipmi"}, map[string][]string{"power": {"ipmitool"}, "management": {"ipmitool"}}, nil)
+	r := driver.NewRegistry([]driver.HardwareType{ipmi.HardwareType}, driver.EnableAll([]driver.HardwareType{ipmi.HardwareType}))
 	ipmi.Register(r, ipmi.Options{Client: c, DisableBootTimeout: true, PollInterval: 50 * time.Millisecond})
 	ifs := r.Resolve(map[string]string{"power": "ipmitool", "management": "ipmitool"})
 	return ifs.Power, ifs.Management

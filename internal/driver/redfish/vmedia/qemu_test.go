@@ -17,7 +17,7 @@ import (
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/deployimage"
 	rf "github.com/ferrometal/ferro/internal/driver/redfish"
-	"github.com/ferrometal/ferro/internal/driver/vmedia"
+	"github.com/ferrometal/ferro/internal/driver/redfish/vmedia"
 	"github.com/ferrometal/ferro/internal/ramdisk"
 	"github.com/ferrometal/ferro/internal/testing/boottest"
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"

@@ -133,4 +133,3 @@ func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, i
 		KernelAppendParams: rc.KernelAppendParams, Debug: cfg.Default.Debug, Log: log,
 	}))
 }
-

@@ -219,3 +219,17 @@ func TestWrongPassword_ErrorNamesBMCAndStepNotPassword(t *testing.T) {
 		t.Errorf("error %q: want the BMC and the step, and no password", err)
 	}
 }
+
+// The schema's required keys are what validation requires.
+func TestHardwareType_RequiredKeysAreValidated(t *testing.T) {
+	power, _ := interfaces(t)
+	for _, p := range ipmi.HardwareType.Properties {
+		if !p.Required {
+			continue
+		}
+		err := power.Validate(context.Background(), task(baremetal.JSON{"ipmi_username": "admin"}, nil))
+		if !errors.Is(err, driver.ErrMissingParameter) || !strings.Contains(err.Error(), p.Name) {
+			t.Errorf("without %s: %v, want a missing parameter naming it", p.Name, err)
+		}
+	}
+}

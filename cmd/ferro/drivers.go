@@ -115,7 +115,7 @@ func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, i
 	client := bmcredfish.New(bmcredfish.Options{
 		ConnectionAttempts: rc.ConnectionAttempts,
 		// 0 s means no wait; the client's zero value would mean its default.
-		ConnectionRetryInterval: max(time.Duration(rc.ConnectionRetryInterval)*time.Second, time.Millisecond),
+		ConnectionRetryInterval: max(seconds(rc.ConnectionRetryInterval), time.Millisecond),
 		CacheSize:               rc.ConnectionCacheSize,
 		Log:                     log,
 	})

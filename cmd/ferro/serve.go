@@ -187,7 +187,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		defer insp.Close()
 		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit,
 			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports,
-			ReportReadTimeout:    time.Duration(cfg.Default.ClientSocketTimeout) * time.Second})
+			ReportReadTimeout:    seconds(cfg.Default.ClientSocketTimeout)})
 	}
 
 	inspectClient, err := inspectorClient(cfg, inspAPI)
@@ -197,7 +197,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	// One IPMI client for every BMC: its sessions are shared by all tasks
 	// and closed at shutdown, after the conductor stopped.
 	ipmiClient := bmcipmi.New(bmcipmi.Options{
-		CommandRetryTimeout: time.Duration(cfg.IPMI.CommandRetryTimeout) * time.Second,
+		CommandRetryTimeout: seconds(cfg.IPMI.CommandRetryTimeout),
 		MinCommandInterval:  time.Duration(cfg.IPMI.MinCommandInterval * float64(time.Second)),
 		Log:                 log,
 	})
@@ -292,7 +292,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}
 
 	// The parts stop in the reverse order of these calls.
-	g := &service.Group{Grace: time.Duration(cfg.Conductor.GracefulShutdownTimeout) * time.Second, Log: log}
+	g := &service.Group{Grace: seconds(cfg.Conductor.GracefulShutdownTimeout), Log: log}
 	g.Go("signals", sigs.part(sec.reload))
 	if runsConductor {
 		g.Go("conductor", cond.Run)
@@ -322,7 +322,7 @@ type limits struct {
 
 func listenLimits(cfg *config.Config) limits {
 	return limits{
-		socketTimeout:  time.Duration(cfg.Default.ClientSocketTimeout) * time.Second,
+		socketTimeout:  seconds(cfg.Default.ClientSocketTimeout),
 		maxHeaderBytes: cfg.Default.MaxHeaderLine,
 		maxConns:       cfg.API.MaxConnections,
 	}

@@ -48,11 +48,11 @@ import (
 	inspectorapi "github.com/ferrometal/ferro/internal/api/inspector"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/conductor"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/inspector"
+	"github.com/ferrometal/ferro/internal/inspector/hooks"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 	"github.com/ferrometal/ferro/internal/testing/pgtest"
@@ -185,27 +185,24 @@ func startLab(dir string, o options) (*lab, error) {
 		}
 		return nil, err
 	}
-	cfg := config.Defaults()
-	cfg.Conductor.HeartbeatInterval = 0
-	cfg.Conductor.CheckProvisionStateInterval = 0
-	cfg.Inspector.StatusCheckPeriod = 0
-	cfg.Processing.StoreData = o.storeData
-	enabled := map[string][]string{}
-	for _, k := range driver.Kinds {
-		enabled[k] = cfg.Default.Enabled(k)
-	}
-	reg := driver.NewRegistry([]string{"fake-hardware"}, enabled, nil)
+	types := []driver.HardwareType{fake.HardwareType}
+	reg := driver.NewRegistry(types, driver.EnableAll(types))
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: quiet})
+	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Log: quiet, Host: "bench", Workers: 100,
+		PowerTimeout: time.Minute, HeartbeatTimeout: time.Minute, InspectWaitTimeout: 30 * time.Minute})
 	l := &lab{db: db, pg: pg, cond: cond}
 	if err := cond.Start(ctx); err != nil {
 		l.closeDB()
 		return nil, err
 	}
 	bm := &inspector.Local{Store: db, Locker: cond, Power: cond, LockedNodeErr: conductor.ErrNodeLocked}
-	l.svc, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: quiet})
+	l.svc, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Log: quiet,
+		// [processing] and [inspector]'s defaults, but store_data.
+		Hooks: hooks.Default, HookConfig: hooks.DefaultConfig(), StoreData: o.storeData != "none",
+		RamdiskLogsFilenameFormat: "{uuid}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz", CanManageBoot: true,
+		IntrospectionDelay: 5 * time.Second, Timeout: time.Hour})
 	if err != nil {
 		l.closeDB()
 		return nil, err

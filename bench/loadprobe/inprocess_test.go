@@ -23,10 +23,11 @@ import (
 
 	"github.com/ferrometal/ferro/internal/api/ironic"
 	"github.com/ferrometal/ferro/internal/conductor"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
+	"github.com/ferrometal/ferro/internal/driver/ipmi"
 	"github.com/ferrometal/ferro/internal/driver/network"
+	"github.com/ferrometal/ferro/internal/driver/redfish"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 )
 
@@ -45,18 +46,14 @@ func newStack(b testing.TB) *stack {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	cfg := config.Defaults()
-	cfg.Default.Host = "bench"
-	enabled, defaults := map[string][]string{}, map[string]string{}
-	for _, k := range driver.Kinds {
-		enabled[k] = cfg.Default.Enabled(k)
-		defaults[k] = cfg.Default.DefaultFor(k)
-	}
-	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
+	types := []driver.HardwareType{fake.HardwareType, ipmi.HardwareType, redfish.HardwareType}
+	reg := driver.NewRegistry(types, driver.EnableAll(types))
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log})
+	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Log: log, Host: "bench", Workers: 100,
+		PowerTimeout: time.Minute, HeartbeatInterval: 10 * time.Second, StatusCheckPeriod: time.Minute,
+		CheckProvisionStateInterval: time.Minute, HeartbeatTimeout: time.Minute, InspectWaitTimeout: 30 * time.Minute})
 	if err := cond.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -65,7 +62,7 @@ func newStack(b testing.TB) *stack {
 		defer cancel()
 		cond.Stop(ctx)
 	})
-	h := ironic.New(ironic.Options{Store: db, Conductor: cond, Config: cfg, Log: log})
+	h := ironic.New(ironic.Options{Store: db, Conductor: cond, Log: log, MaxLimit: 1000, HeartbeatTimeout: time.Minute, Host: "bench"})
 	return &stack{h: h, cond: cond}
 }
 

@@ -43,8 +43,8 @@ import (
 	"github.com/insomniacslk/dhcp/iana"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/deployimage"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/pxe"
 	"github.com/ferrometal/ferro/internal/netns"
@@ -235,12 +235,11 @@ func prepareNodes(dir string, o options) (macs []net.HardwareAddr, uuids []strin
 		return nil, nil, err
 	}
 	defer db.Close()
-	cfg := config.Defaults()
-	cfg.PXE.TFTPRoot = filepath.Join(dir, "tftpboot")
-	cfg.Deploy.HTTPRoot = filepath.Join(dir, "httpboot")
-	cfg.Deploy.HTTPURL = "http://" + serverIP + ":6385/httpboot"
-	cfg.Conductor.FileURLAllowedPaths = []string{images}
-	boot, err := pxe.New(pxe.IPXE, cfg, nil)
+	// [pxe]'s defaults, with the bench's roots and images.
+	boot, err := pxe.New(pxe.IPXE, pxe.Options{Images: deployimage.New(deployimage.Options{AllowedPaths: []string{images}}),
+		TFTPRoot: filepath.Join(dir, "tftpboot"), HTTPRoot: filepath.Join(dir, "httpboot"),
+		HTTPURL:     "http://" + serverIP + ":6385/httpboot",
+		PXEBootfile: "pxelinux.0", IPXEBootfile: "undionly.kpxe", KernelAppendParams: "nofb nomodeset vga=normal"})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/ferrometal/ferro/internal/callback"
 	"github.com/ferrometal/ferro/internal/config"
 )
 
@@ -57,39 +57,25 @@ func checkCallback(cfg *config.Config, roles []string, log *slog.Logger) error {
 		return nil
 	}
 	ic := cfg.Inspector
-	base, option := ic.CallbackEndpointOverride, "[inspector]callback_endpoint_override"
-	if base == "" {
-		base, option = ic.EndpointOverride, "[inspector]endpoint_override"
+	cb := callbackSettings(cfg)
+	target, err := cb.Resolve()
+	base, option := target.Base, target.Option
+	if target.URL == callback.MDNS || cb.External() {
+		return nil // the agent finds it, or the callback is the external inspector's
 	}
-	if base == "" {
-		base = "http://" + net.JoinHostPort(ic.ListenAddress, strconv.Itoa(ic.ListenPort))
-		option = "[inspector]listen_address and listen_port (no callback_endpoint_override)"
-	}
-	if base == "mdns" {
-		return nil
-	}
-	if ic.EndpointOverride != "" && ic.CallbackEndpointOverride == "" {
-		return nil // the callback is the external inspector's
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil {
 		return fmt.Errorf("%s %q is not an http(s) URL", option, base)
 	}
-	port := 80
-	if u.Scheme == "https" {
-		port = 443
+	port := target.Port
+	if port < 0 {
+		return fmt.Errorf("%s %q has a bad port", option, base)
 	}
-	if p := u.Port(); p != "" {
-		if port, err = strconv.Atoi(p); err != nil {
-			return fmt.Errorf("%s %q has a bad port", option, base)
-		}
-	}
-	host := u.Hostname()
+	host := target.Host
 	ip := net.ParseIP(host)
 	if ip == nil && host == "localhost" {
 		ip = net.IPv4(127, 0, 0, 1)
 	}
-	if ip != nil && ip.IsLoopback() && !ic.AllowLoopbackCallback {
+	if target.Loopback && !ic.AllowLoopbackCallback {
 		log.Warn("the inspection callback URL is a loopback address a ramdisk cannot reach: managed inspections will fail validation; set [inspector]callback_endpoint_override",
 			"callback", base, "from", option)
 		return nil
@@ -114,9 +100,16 @@ func checkCallback(cfg *config.Config, roles []string, log *slog.Logger) error {
 		return fmt.Errorf("the inspection callback URL %s (from %s) points at %s, but ferro listens for it only on %s: "+
 			"the ramdisk's report could never arrive and every inspection would time out. "+
 			"Listen on an address the ramdisk can reach ([inspector]listen_address or [api]host_ip, e.g. %s or 0.0.0.0) "+
-			"or fix the URL", base, option, u.Host, strings.Join(names, ", "), host)
+			"or fix the URL", base, option, target.HostPort, strings.Join(names, ", "), host)
 	}
 	log.Warn("cannot tell whether the inspection callback URL reaches this process (a proxy or NAT in between?); check it before inspecting",
 		"callback", base, "from", option, "listeners", strings.Join(names, ", "))
 	return nil
+}
+
+// callbackSettings are the [inspector] options that decide the callback URL.
+func callbackSettings(cfg *config.Config) callback.Settings {
+	ic := cfg.Inspector
+	return callback.Settings{CallbackEndpointOverride: ic.CallbackEndpointOverride, EndpointOverride: ic.EndpointOverride,
+		ListenAddress: ic.ListenAddress, ListenPort: ic.ListenPort}
 }

@@ -59,7 +59,7 @@ func TestCheckCallback(t *testing.T) {
 			set: func(c *config.Config) { c.Inspector.CallbackEndpointOverride = "http://192.0.2.10:6385" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := config.Defaults()
+			cfg := defaultConfig()
 			if tc.set != nil {
 				tc.set(cfg)
 			}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/netboot"
@@ -23,15 +22,15 @@ func netbootOptions(cfg *config.Config, db dhcp.Store, events netboot.Events, lo
 	o := netboot.Options{
 		Interface:               nb.Interface,
 		Proxy:                   nb.Mode == "proxy",
-		LeaseTime:               time.Duration(nb.LeaseTime) * time.Second,
+		LeaseTime:               seconds(nb.LeaseTime),
 		DHCPPort:                nb.DHCPPort,
 		TFTPPort:                nb.TFTPPort,
 		TFTPMaxTransfers:        nb.TFTPMaxTransfers,
-		TFTPTimeout:             time.Duration(nb.TFTPTimeout) * time.Second,
+		TFTPTimeout:             seconds(nb.TFTPTimeout),
 		TFTPSinglePort:          nb.TFTPSinglePort,
 		TFTPBlockSize:           nb.TFTPBlksize,
 		TFTPWindowSize:          nb.TFTPWindowsize,
-		TFTPTransferTimeout:     time.Duration(nb.TFTPTransferTimeout) * time.Second,
+		TFTPTransferTimeout:     seconds(nb.TFTPTransferTimeout),
 		AnyClientReadsNodeFiles: nb.NodeFilesAnyClient,
 		IPv6RA:                  nb.IPv6RA,
 		TFTPRoot:                cfg.PXE.TFTPRoot,

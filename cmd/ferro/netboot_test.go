@@ -10,7 +10,7 @@ import (
 
 func TestNetbootOptions(t *testing.T) {
 	valid := func() *config.Config {
-		c := config.Defaults()
+		c := defaultConfig()
 		c.DHCP.DHCPProvider = "builtin"
 		c.Netboot.Interface = "br0"
 		c.Netboot.ListenAddress = "192.168.77.1"

@@ -20,21 +20,11 @@ import (
 	"github.com/ferrometal/ferro/internal/api/ironic"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	bmcipmi "github.com/ferrometal/ferro/internal/bmc/ipmi"
-	bmcredfish "github.com/ferrometal/ferro/internal/bmc/redfish"
 	"github.com/ferrometal/ferro/internal/conductor"
 	"github.com/ferrometal/ferro/internal/config"
-	"github.com/ferrometal/ferro/internal/driver"
-	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/inspect"
-	"github.com/ferrometal/ferro/internal/driver/ipmi"
-	"github.com/ferrometal/ferro/internal/driver/network"
-	"github.com/ferrometal/ferro/internal/driver/pxe"
-	rfdriver "github.com/ferrometal/ferro/internal/driver/redfish"
-	"github.com/ferrometal/ferro/internal/driver/vmedia"
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/netboot"
-	"github.com/ferrometal/ferro/internal/neutron"
-	"github.com/ferrometal/ferro/internal/openstack"
 	"github.com/ferrometal/ferro/internal/service"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
@@ -51,7 +41,7 @@ const (
 var allRoles = []string{roleAPI, roleConductor, roleInspector}
 
 func loadConfig(path string) (*config.Config, []string, error) {
-	return config.Load(path, os.Environ())
+	return config.Load(path, os.Environ(), configHardware())
 }
 
 func parseRoles(s string) ([]string, error) {
@@ -184,9 +174,11 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		if has(roleConductor) || has(roleAPI) {
 			notify = func(uuid string) { cond.NotifyInspectionFinished(uuid) }
 		}
-		insp, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: log, Notify: notify,
-			Progress:       conductor.NewProgress(db, cfg.Default.Host, log),
-			ExclusiveStore: strings.HasPrefix(cfg.Database.Connection, "sqlite")})
+		o := inspectorOptions(cfg)
+		o.Store, o.BareMetal, o.Log, o.Notify = db, bm, log, notify
+		o.Progress = conductor.NewProgress(db, cfg.Default.Host, log)
+		o.ExclusiveStore = strings.HasPrefix(cfg.Database.Connection, "sqlite")
+		insp, err = inspector.New(o)
 		if err != nil {
 			return err
 		}
@@ -195,7 +187,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		defer insp.Close()
 		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit,
 			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports,
-			ReportReadTimeout:    time.Duration(cfg.Default.ClientSocketTimeout) * time.Second})
+			ReportReadTimeout:    seconds(cfg.Default.ClientSocketTimeout)})
 	}
 
 	inspectClient, err := inspectorClient(cfg, inspAPI)
@@ -205,7 +197,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	// One IPMI client for every BMC: its sessions are shared by all tasks
 	// and closed at shutdown, after the conductor stopped.
 	ipmiClient := bmcipmi.New(bmcipmi.Options{
-		CommandRetryTimeout: time.Duration(cfg.IPMI.CommandRetryTimeout) * time.Second,
+		CommandRetryTimeout: seconds(cfg.IPMI.CommandRetryTimeout),
 		MinCommandInterval:  time.Duration(cfg.IPMI.MinCommandInterval * float64(time.Second)),
 		Log:                 log,
 	})
@@ -214,7 +206,9 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	if err != nil {
 		return err
 	}
-	cond = conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log, APIOnly: !has(roleConductor)})
+	co := conductorOptions(cfg)
+	co.Store, co.Registry, co.Log, co.APIOnly = db, reg, log, !has(roleConductor)
+	cond = conductor.New(co)
 
 	// The built-in netboot runs beside the API: its HTTP boot files are on
 	// the API port unless [deploy]http_listen is set.
@@ -244,7 +238,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}()
 	if has(roleAPI) {
 		mux := http.NewServeMux()
-		mux.Handle("/", ironic.New(ironic.Options{Store: db, Conductor: cond, Config: cfg, Log: log, Version: buildVersion()}))
+		mux.Handle("/", ironic.New(ironicOptions(cfg, db, cond, log)))
 		if inspAPI != nil {
 			// All-in-one: the inspector's routes on the main port too, so one open port is enough.
 			for _, p := range inspectorapi.Paths() {
@@ -298,7 +292,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}
 
 	// The parts stop in the reverse order of these calls.
-	g := &service.Group{Grace: time.Duration(cfg.Conductor.GracefulShutdownTimeout) * time.Second, Log: log}
+	g := &service.Group{Grace: seconds(cfg.Conductor.GracefulShutdownTimeout), Log: log}
 	g.Go("signals", sigs.part(sec.reload))
 	if runsConductor {
 		g.Go("conductor", cond.Run)
@@ -328,7 +322,7 @@ type limits struct {
 
 func listenLimits(cfg *config.Config) limits {
 	return limits{
-		socketTimeout:  time.Duration(cfg.Default.ClientSocketTimeout) * time.Second,
+		socketTimeout:  seconds(cfg.Default.ClientSocketTimeout),
 		maxHeaderBytes: cfg.Default.MaxHeaderLine,
 		maxConns:       cfg.API.MaxConnections,
 	}
@@ -369,93 +363,11 @@ func listen(addr string, h http.Handler, tlsConf *tls.Config, lim limits, log *s
 	return httpPart{name: name, HTTPServer: service.HTTPServer{Server: srv, Listener: ln}}, nil
 }
 
-// newRegistry builds the driver registry from [DEFAULT]enabled_* and
-// default_* and registers the implementations built into this binary.
-func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, ipmiClient *bmcipmi.Client, log *slog.Logger) (*driver.Registry, error) {
-	enabled := map[string][]string{}
-	defaults := map[string]string{}
-	for _, kind := range driver.Kinds {
-		enabled[kind] = cfg.Default.Enabled(kind)
-		defaults[kind] = cfg.Default.DefaultFor(kind)
-	}
-	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
-	fake.Register(reg)
-	ipmi.Register(reg, ipmi.Options{Client: ipmiClient, DisableBootTimeout: cfg.IPMI.DisableBootTimeout,
-		DefaultBootMode: cfg.Deploy.DefaultBootMode})
-	reg.RegisterNetwork("noop", network.Noop{})
-
-	// Neutron is optional: without [neutron]url (or Keystone auth) the flat
-	// and neutron interfaces fall back for inspection unless a node names an
-	// inspection network, which is then a validation error.
-	var nc *neutron.Client
-	if cfg.Neutron.URL != "" || cfg.Neutron.AuthURL != "" {
-		c, err := neutron.New(cfg.Neutron, log)
-		if err != nil {
-			return nil, fmt.Errorf("neutron client: %w", err)
-		}
-		nc = c
-	}
-	reg.RegisterNetwork("flat", network.NewFlat(nc, cfg.Neutron))
-	reg.RegisterNetwork("neutron", network.NewNeutron(nc, cfg.Neutron))
-
-	var dhcp driver.DHCP = driver.NoDHCP{}
-	if cfg.DHCP.DHCPProvider == "neutron" {
-		if nc == nil {
-			return nil, errors.New("[dhcp]dhcp_provider=neutron needs [neutron]url or Keystone options")
-		}
-		dhcp = neutron.NewDHCPProvider(nc, time.Duration(cfg.Neutron.PortSetupDelay)*time.Second)
-	}
-	pxe.Register(reg, cfg, dhcp)
-	registerRedfish(reg, cfg, db, log)
-	if inspectClient != nil {
-		ins := inspect.New(cfg, inspectClient, db, log)
-		ins.Progress = conductor.NewProgress(db, cfg.Default.Host, log)
-		if cfg.DHCP.DHCPProvider == "builtin" {
-			ins.Leases = leaseReleaser{store: db, log: log}
-		}
-		reg.RegisterInspect("inspector", ins)
-	}
-	return reg, nil
-}
-
-// registerRedfish adds the redfish power, management and inspect
-// interfaces and the redfish-virtual-media boot interface, sharing one
-// Redfish client (one session per BMC).
-func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, log *slog.Logger) {
-	rc := cfg.Redfish
-	client := bmcredfish.New(bmcredfish.Options{
-		ConnectionAttempts: rc.ConnectionAttempts,
-		// 0 s means no wait; the client's zero value would mean its default.
-		ConnectionRetryInterval: max(time.Duration(rc.ConnectionRetryInterval)*time.Second, time.Millisecond),
-		CacheSize:               rc.ConnectionCacheSize,
-		Log:                     log,
-	})
-	o := rfdriver.Options{Client: client, AuthType: rc.AuthType, DefaultBootMode: cfg.Deploy.DefaultBootMode, Log: log}
-	reg.RegisterPower("redfish", rfdriver.NewPower(o))
-	reg.RegisterManagement("redfish", rfdriver.NewManagement(o))
-	io := rfdriver.InspectOptions{Options: o, Ports: db}
-	if cfg.Inventory.DataBackend != "none" {
-		io.Inventory = db
-	}
-	reg.RegisterInspect("redfish", rfdriver.NewInspect(io))
-	images, _ := pxe.New(pxe.IPXE, cfg, nil)
-	reg.RegisterBoot(vmedia.Name, vmedia.New(vmedia.Options{
-		Images: images, Client: client, AuthType: rc.AuthType,
-		HTTPRoot: cfg.Deploy.HTTPRoot, HTTPURL: cfg.Deploy.HTTPURL,
-		KernelAppendParams: rc.KernelAppendParams, Debug: cfg.Default.Debug, Log: log,
-	}))
-}
-
 // inspectorClient is how the conductor's inspector interface reaches an
 // inspector: [inspector]endpoint_override, else the same-process inspector
 // through its handler (no socket), else none.
 func inspectorClient(cfg *config.Config, local http.Handler) (inspect.Client, error) {
-	i := cfg.Inspector
-	o := inspect.ClientOptions{Endpoint: i.EndpointOverride, Auth: openstack.Options{
-		AuthType: i.AuthType, Username: i.Username, Password: i.Password, AuthURL: i.AuthURL,
-		ProjectName: i.ProjectName, UserDomainName: i.UserDomainName, ProjectDomainName: i.ProjectDomainName,
-		SystemScope: i.SystemScope, Token: i.Token, RegionName: i.RegionName, CAFile: i.CAFile, Insecure: i.Insecure,
-	}}
+	o := inspect.ClientOptions{Endpoint: cfg.Inspector.EndpointOverride, Auth: clientAuth(cfg.Inspector.ClientAuth)}
 	if o.Endpoint == "" {
 		if local == nil {
 			return nil, nil
@@ -471,12 +383,7 @@ func inspectorClient(cfg *config.Config, local http.Handler) (inspect.Client, er
 // has the API role.
 func inspectorBareMetal(cfg *config.Config, db store.Store, cond func() *conductor.Conductor, hasAPI bool) (inspector.BareMetal, error) {
 	if cfg.Ironic.EndpointOverride != "" {
-		i := cfg.Ironic
-		return inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: i.EndpointOverride, Auth: openstack.Options{
-			AuthType: i.AuthType, Username: i.Username, Password: i.Password, AuthURL: i.AuthURL,
-			ProjectName: i.ProjectName, UserDomainName: i.UserDomainName, ProjectDomainName: i.ProjectDomainName,
-			SystemScope: i.SystemScope, Token: i.Token, RegionName: i.RegionName, CAFile: i.CAFile, Insecure: i.Insecure,
-		}})
+		return inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: cfg.Ironic.EndpointOverride, Auth: clientAuth(cfg.Ironic.ClientAuth)})
 	}
 	if !hasAPI {
 		return nil, errors.New("the inspector role without the api role needs [ironic]endpoint_override")

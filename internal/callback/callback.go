@@ -1,7 +1,8 @@
 // Package callback holds the wire names shared by the conductor, the
 // inspector and the agent for the ramdisk's callback: the kernel parameters
-// the ramdisk boots with and the header that carries the per-inspection
-// token. It imports only the standard library, so the agent can use it
+// the ramdisk boots with, the header that carries the per-inspection
+// token, and the rule that turns the [inspector] options into the callback
+// URL (Settings.Resolve). It imports only the standard library, so the agent can use it
 // without linking the server.
 package callback
 

@@ -16,7 +16,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/service"
 	"github.com/ferrometal/ferro/internal/states"
@@ -27,8 +26,29 @@ import (
 type Options struct {
 	Store    store.Store
 	Registry *driver.Registry
-	Config   *config.Config
 	Log      *slog.Logger
+	// Host is this conductor's name ([DEFAULT]host): in reservations and
+	// the conductor table.
+	Host string
+	// Group is [conductor]conductor_group.
+	Group string
+	// Workers bounds the tasks running in the background
+	// ([conductor]workers_pool_size); at least 1.
+	Workers int
+	// PowerTimeout bounds a power change the caller gives no timeout for
+	// ([conductor]power_state_change_timeout).
+	PowerTimeout time.Duration
+	// HeartbeatInterval ([conductor]heartbeat_interval), StatusCheckPeriod
+	// ([inspector]status_check_period) and CheckProvisionStateInterval
+	// ([conductor]check_provision_state_interval) space the periodic
+	// tasks; 0 disables one.
+	HeartbeatInterval, StatusCheckPeriod, CheckProvisionStateInterval time.Duration
+	// HeartbeatTimeout is how long a conductor that stopped heart-beating
+	// counts as alive ([conductor]heartbeat_timeout).
+	HeartbeatTimeout time.Duration
+	// InspectWaitTimeout fails a node in inspect wait for longer
+	// ([conductor]inspect_wait_timeout); 0 means never.
+	InspectWaitTimeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// APIOnly is for a process with the api role but not the conductor
@@ -47,7 +67,7 @@ const apiHostSuffix = "-api"
 type Conductor struct {
 	store store.Store
 	reg   *driver.Registry
-	cfg   *config.Config
+	o     Options
 	log   *slog.Logger
 	now   func() time.Time
 	host  string
@@ -87,19 +107,19 @@ func New(o Options) *Conductor {
 		log = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	host := o.Config.Default.Host
+	host := o.Host
 	if o.APIOnly {
 		host += apiHostSuffix
 	}
 	return &Conductor{
 		store:      o.Store,
 		reg:        o.Registry,
-		cfg:        o.Config,
+		o:          o,
 		log:        log.With("component", "conductor"),
 		now:        now,
 		host:       host,
 		apiOnly:    o.APIOnly,
-		workers:    make(chan struct{}, o.Config.Conductor.WorkersPoolSize),
+		workers:    make(chan struct{}, max(o.Workers, 1)),
 		workCtx:    ctx,
 		cancelWork: cancel,
 		locked:     map[string]chan struct{}{},
@@ -121,7 +141,7 @@ func (c *Conductor) Start(ctx context.Context) error {
 	}
 	c.sweepBootFiles(ctx)
 	if err := c.store.RegisterConductor(ctx, &store.Conductor{
-		Hostname: c.host, Group: c.cfg.Conductor.ConductorGroup, Online: true,
+		Hostname: c.host, Group: c.o.Group, Online: true,
 		Drivers: c.reg.HardwareTypeNames(), APIOnly: c.apiOnly,
 	}); err != nil {
 		return fmt.Errorf("register conductor %s: %w", c.host, err)

@@ -15,7 +15,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/network"
@@ -78,7 +77,7 @@ func (b blockingPower) SetPowerState(ctx context.Context, t *driver.Task, s stri
 type rig struct {
 	c     *Conductor
 	store store.Store
-	cfg   *config.Config
+	opts  Options
 	now   time.Time
 	mu    sync.Mutex
 	wait  *waitingInspect
@@ -105,24 +104,22 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	cfg := config.Defaults()
-	cfg.Default.Host = "c1"
-	cfg.Conductor.WorkersPoolSize = 4
-	cfg.Conductor.HeartbeatInterval = 0
-	cfg.Inspector.StatusCheckPeriod = 0
-	cfg.Conductor.CheckProvisionStateInterval = 0
-	enabled := map[string][]string{}
+	types := []driver.HardwareType{fake.HardwareType}
+	enabled := driver.EnableAll(types)
 	for _, k := range driver.Kinds {
-		enabled[k] = append(cfg.Default.Enabled(k), "waiting", "blocking")
+		enabled.Interfaces[k] = append(enabled.Interfaces[k], "waiting", "blocking")
 	}
-	reg := driver.NewRegistry([]string{"fake-hardware"}, enabled, nil)
+	reg := driver.NewRegistry(types, enabled)
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
-	r := &rig{store: db, cfg: cfg, now: time.Now().UTC(), wait: &waitingInspect{},
+	r := &rig{store: db, now: time.Now().UTC(), wait: &waitingInspect{},
 		block: blockingPower{release: make(chan struct{})}}
 	reg.RegisterInspect("waiting", r.wait)
 	reg.RegisterPower("blocking", r.block)
-	r.c = New(Options{Store: db, Registry: reg, Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock})
+	// [conductor]'s defaults, with the periodic tasks off: the tests run them.
+	r.opts = Options{Store: db, Registry: reg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock,
+		Host: "c1", Workers: 4, PowerTimeout: time.Minute, HeartbeatTimeout: time.Minute, InspectWaitTimeout: 30 * time.Minute}
+	r.c = New(r.opts)
 	if err := r.c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +219,7 @@ func TestProvision_NoFreeWorkerChangesNothing(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	// Power changes that hang fill the pool of four workers.
-	for range r.cfg.Conductor.WorkersPoolSize {
+	for range r.opts.Workers {
 		busy := r.node(t, states.Manageable, map[string]string{"power": "blocking"})
 		if err := r.c.ChangePowerState(ctx, busy.UUID, baremetal.PowerOn, 0); err != nil {
 			t.Fatal(err)
@@ -346,7 +343,7 @@ func TestInspect_TimeoutAbortsAndFails(t *testing.T) {
 	r.waitState(t, n.UUID, states.InspectWait)
 	r.c.CheckInspectTimeouts(context.Background())
 	r.waitState(t, n.UUID, states.InspectWait) // not yet
-	r.advance(time.Duration(r.cfg.Conductor.InspectWaitTimeout+1) * time.Second)
+	r.advance(r.opts.InspectWaitTimeout + time.Second)
 	r.c.CheckInspectTimeouts(context.Background())
 	got := r.waitState(t, n.UUID, states.InspectFailed)
 	want := "Inspection timed out after 1800 s ([conductor]inspect_wait_timeout) waiting for the report; no progress was recorded since it started"
@@ -388,7 +385,7 @@ func TestInspect_TimeoutNamesLastPhase(t *testing.T) {
 	if diff := cmp.Diff([]string{"powered on", "DHCP answered: 192.0.2.50", "kernel fetched: GET /" + n.UUID + "/deploy_kernel"}, phases); diff != "" {
 		t.Errorf("progress in the history (-want +got):\n%s", diff)
 	}
-	r.advance(time.Duration(r.cfg.Conductor.InspectWaitTimeout) * time.Second)
+	r.advance(r.opts.InspectWaitTimeout)
 	r.c.CheckInspectTimeouts(ctx)
 	got := r.waitState(t, n.UUID, states.InspectFailed)
 	want := "Inspection timed out after 1800 s ([conductor]inspect_wait_timeout) waiting for the report; last seen: kernel fetched at " + kernelAt.Format(time.RFC3339)
@@ -424,7 +421,7 @@ func TestStart_RecoversTransientNodesAndStaleLocks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c2 := New(Options{Store: r.store, Registry: r.c.reg, Config: r.cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock})
+	c2 := New(r.opts)
 	if err := c2.recover(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -554,8 +551,9 @@ func TestTask_LastStateAndLockReleaseAreOneWrite(t *testing.T) {
 func TestAPIOnly_LocksKeptAndNoShareOfTheRing(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
-	api := New(Options{Store: r.store, Registry: r.c.reg, Config: r.cfg, APIOnly: true,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock})
+	o := r.opts
+	o.APIOnly = true
+	api := New(o)
 	if err := api.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

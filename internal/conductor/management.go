@@ -20,7 +20,7 @@ func (c *Conductor) ChangePowerState(ctx context.Context, ident, target string, 
 		return fmt.Errorf("%w: invalid power state %q", driver.ErrInvalidParameter, target)
 	}
 	if timeout <= 0 {
-		timeout = time.Duration(c.cfg.Conductor.PowerStateChangeTimeout) * time.Second
+		timeout = c.o.PowerTimeout
 	}
 	t, err := c.acquire(ctx, ident)
 	if err != nil {

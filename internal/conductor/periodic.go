@@ -17,17 +17,17 @@ import (
 // inspect-wait timeouts.
 func (c *Conductor) runPeriodic(ctx context.Context) {
 	defer close(c.periodicDone)
-	every := func(seconds int) *time.Ticker {
-		if seconds <= 0 {
+	every := func(d time.Duration) *time.Ticker {
+		if d <= 0 {
 			return nil
 		}
-		return time.NewTicker(time.Duration(seconds) * time.Second)
+		return time.NewTicker(d)
 	}
-	heartbeat := every(c.cfg.Conductor.HeartbeatInterval)
+	heartbeat := every(c.o.HeartbeatInterval)
 	var status, timeouts *time.Ticker
 	if !c.apiOnly {
-		status = every(c.cfg.Inspector.StatusCheckPeriod)
-		timeouts = every(c.cfg.Conductor.CheckProvisionStateInterval)
+		status = every(c.o.StatusCheckPeriod)
+		timeouts = every(c.o.CheckProvisionStateInterval)
 	}
 	for {
 		select {
@@ -206,7 +206,7 @@ func (c *Conductor) finishInspection(ctx context.Context, t *driver.Task, st dri
 // longer than [conductor]inspect_wait_timeout, after tearing down through
 // the inspect interface's Abort.
 func (c *Conductor) CheckInspectTimeouts(ctx context.Context) {
-	limit := time.Duration(c.cfg.Conductor.InspectWaitTimeout) * time.Second
+	limit := c.o.InspectWaitTimeout
 	if limit <= 0 {
 		return
 	}
@@ -245,7 +245,7 @@ func (c *Conductor) CheckInspectTimeouts(ctx context.Context) {
 // owns now, and fails those left in a transient state, tearing down an
 // inspection that was starting — as Ironic's orphan check does.
 func (c *Conductor) TakeOverOrphans(ctx context.Context) {
-	timeout := time.Duration(c.cfg.Conductor.HeartbeatTimeout) * time.Second
+	timeout := c.o.HeartbeatTimeout
 	live, err := c.store.ListConductors(ctx, c.now().Add(-timeout))
 	if err != nil {
 		if ctx.Err() == nil {

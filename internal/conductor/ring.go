@@ -4,7 +4,6 @@ import (
 	"context"
 	"hash/fnv"
 	"sync"
-	"time"
 )
 
 // ring spreads nodes over the live conductors by rendezvous (highest random
@@ -47,14 +46,14 @@ func (r *ring) owns(nodeUUID string) bool { return r.owner(nodeUUID) == r.self }
 
 // refreshRing reloads the live conductors of this conductor's group.
 func (c *Conductor) refreshRing(ctx context.Context) error {
-	timeout := time.Duration(c.cfg.Conductor.HeartbeatTimeout) * time.Second
+	timeout := c.o.HeartbeatTimeout
 	cs, err := c.store.ListConductors(ctx, c.now().Add(-timeout))
 	if err != nil {
 		return err
 	}
 	hosts := []string{c.host}
 	for _, cd := range cs {
-		if cd.Hostname != c.host && cd.Group == c.cfg.Conductor.ConductorGroup && !cd.APIOnly {
+		if cd.Hostname != c.host && cd.Group == c.o.Group && !cd.APIOnly {
 			hosts = append(hosts, cd.Hostname)
 		}
 	}
@@ -65,5 +64,5 @@ func (c *Conductor) refreshRing(ctx context.Context) error {
 // owns reports whether this conductor is responsible for a node's periodic
 // work: the node is in this conductor's group and hashes to it.
 func (c *Conductor) owns(nodeUUID, group string) bool {
-	return group == c.cfg.Conductor.ConductorGroup && c.ring.owns(nodeUUID)
+	return group == c.o.Group && c.ring.owns(nodeUUID)
 }

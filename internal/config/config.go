@@ -96,6 +96,13 @@ func (d *Default) Enabled(kind string) []string {
 	return v
 }
 
+// setEnabled sets enabled_<kind>_interfaces; an unknown kind is ignored.
+func (d *Default) setEnabled(kind string, names []string) {
+	if f := reflect.ValueOf(d).Elem().FieldByName("Enabled" + goName(kind) + "Interfaces"); f.IsValid() {
+		f.Set(reflect.ValueOf(names))
+	}
+}
+
 // DefaultFor returns the configured default implementation for an interface
 // kind, or "" when the hardware type's own default applies.
 func (d *Default) DefaultFor(kind string) string {
@@ -166,21 +173,10 @@ type Conductor struct {
 // Inspector is [inspector]: both the inspector service's listener and the
 // conductor's view of the inspector it talks to.
 type Inspector struct {
-	ListenAddress             string   `ini:"listen_address"`
-	ListenPort                int      `ini:"listen_port"`
-	EndpointOverride          string   `ini:"endpoint_override"`
-	AuthType                  string   `ini:"auth_type"`
-	Username                  string   `ini:"username"`
-	Password                  string   `ini:"password" secret:"true"`
-	AuthURL                   string   `ini:"auth_url"`
-	ProjectName               string   `ini:"project_name"`
-	UserDomainName            string   `ini:"user_domain_name"`
-	ProjectDomainName         string   `ini:"project_domain_name"`
-	SystemScope               string   `ini:"system_scope"`
-	Token                     string   `ini:"token" secret:"true"`
-	RegionName                string   `ini:"region_name"`
-	CAFile                    string   `ini:"cafile"`
-	Insecure                  bool     `ini:"insecure"`
+	ListenAddress             string `ini:"listen_address"`
+	ListenPort                int    `ini:"listen_port"`
+	EndpointOverride          string `ini:"endpoint_override"`
+	ClientAuth                `ini:",extends"`
 	CallbackEndpointOverride  string   `ini:"callback_endpoint_override"`
 	ExtraKernelParams         string   `ini:"extra_kernel_params"`
 	PowerOff                  bool     `ini:"power_off"`
@@ -201,7 +197,15 @@ type Inspector struct {
 
 // Ironic is [ironic]: how a standalone inspector reaches the bare metal API.
 type Ironic struct {
-	EndpointOverride  string `ini:"endpoint_override"`
+	EndpointOverride string `ini:"endpoint_override"`
+	ClientAuth       `ini:",extends"`
+}
+
+// ClientAuth is how ferro authenticates to another service: keystoneauth's
+// options, which every section with a client ([inspector], [ironic],
+// [neutron]) has under the same names. auth_type is none (or noauth),
+// http_basic, or Keystone's password or token.
+type ClientAuth struct {
 	AuthType          string `ini:"auth_type"`
 	Username          string `ini:"username"`
 	Password          string `ini:"password" secret:"true"`
@@ -267,19 +271,8 @@ type PCIDevices struct {
 
 // Neutron is [neutron].
 type Neutron struct {
-	URL                             string   `ini:"url"`
-	AuthType                        string   `ini:"auth_type"`
-	AuthURL                         string   `ini:"auth_url"`
-	Username                        string   `ini:"username"`
-	Password                        string   `ini:"password" secret:"true"`
-	ProjectName                     string   `ini:"project_name"`
-	UserDomainName                  string   `ini:"user_domain_name"`
-	ProjectDomainName               string   `ini:"project_domain_name"`
-	Token                           string   `ini:"token" secret:"true"`
-	RegionName                      string   `ini:"region_name"`
-	SystemScope                     string   `ini:"system_scope"`
-	CAFile                          string   `ini:"cafile"`
-	Insecure                        bool     `ini:"insecure"`
+	URL                             string `ini:"url"`
+	ClientAuth                      `ini:",extends"`
 	InspectionNetwork               string   `ini:"inspection_network"`
 	InspectionNetworkSecurityGroups []string `ini:"inspection_network_security_groups" delim:","`
 	AddAllPorts                     bool     `ini:"add_all_ports"`
@@ -325,36 +318,34 @@ type Inventory struct {
 	DataBackend string `ini:"data_backend"`
 }
 
+// Hardware is what the binary's hardware types give the configuration: the
+// defaults of [DEFAULT]enabled_hardware_types and, per interface kind
+// ("boot", "power", …), of enabled_<kind>_interfaces. The configuration
+// knows no hardware type itself; cmd/ferro reads them from the driver
+// registry's types.
+type Hardware struct {
+	Types      []string
+	Interfaces map[string][]string
+}
+
 // Defaults returns the configuration used when no file and no environment
-// sets anything: an all-in-one service on loopback. Paths that depend on the
-// data directory are filled in by Resolve.
-func Defaults() *Config {
+// sets anything: an all-in-one service on loopback, with hw's hardware
+// types and interfaces enabled. Paths that depend on the data directory are
+// filled in by Resolve.
+func Defaults(hw Hardware) *Config {
 	host, _ := os.Hostname()
 	if host == "" {
 		host = "localhost"
 	}
-	return &Config{
+	c := &Config{
 		Default: Default{
-			Host:                        host,
-			Timeout:                     3600,
-			EnabledHardwareTypes:        []string{"fake-hardware", "ipmi", "redfish"},
-			EnabledBootInterfaces:       []string{"fake", "pxe", "ipxe", "redfish-virtual-media"},
-			EnabledDeployInterfaces:     []string{"fake", "direct"},
-			EnabledInspectInterfaces:    []string{"fake", "no-inspect", "inspector", "redfish"},
-			EnabledManagementInterfaces: []string{"fake", "ipmitool", "redfish"},
-			EnabledNetworkInterfaces:    []string{"noop", "flat", "neutron"},
-			EnabledPowerInterfaces:      []string{"fake", "ipmitool", "redfish"},
-			EnabledRAIDInterfaces:       []string{"fake", "no-raid", "agent"},
-			EnabledVendorInterfaces:     []string{"fake", "no-vendor", "ipmitool"},
-			EnabledConsoleInterfaces:    []string{"fake", "no-console"},
-			EnabledBIOSInterfaces:       []string{"fake", "no-bios"},
-			EnabledFirmwareInterfaces:   []string{"fake", "no-firmware"},
-			EnabledRescueInterfaces:     []string{"fake", "no-rescue"},
-			EnabledStorageInterfaces:    []string{"fake", "noop"},
-			ClientSocketTimeout:         60,
-			MaxHeaderLine:               16384,
-			AuthStrategy:                AuthNoauth,
-			HTTPBasicAuthUserFile:       "/etc/ironic/htpasswd",
+			Host:                  host,
+			Timeout:               3600,
+			EnabledHardwareTypes:  slices.Clone(hw.Types),
+			ClientSocketTimeout:   60,
+			MaxHeaderLine:         16384,
+			AuthStrategy:          AuthNoauth,
+			HTTPBasicAuthUserFile: "/etc/ironic/htpasswd",
 		},
 		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000, MaxConnections: 1024},
 		Database: Database{},
@@ -372,14 +363,14 @@ func Defaults() *Config {
 		Inspector: Inspector{
 			ListenAddress:      "127.0.0.1",
 			ListenPort:         5050,
-			AuthType:           "none",
+			ClientAuth:         ClientAuth{AuthType: "none"},
 			PowerOff:           true,
 			StatusCheckPeriod:  60,
 			CanManageBoot:      true,
 			IntrospectionDelay: 5,
 			Agent:              "auto",
 		},
-		Ironic: Ironic{AuthType: "none"},
+		Ironic: Ironic{ClientAuth: ClientAuth{AuthType: "none"}},
 		Processing: Processing{
 			DefaultProcessingHooks: []string{"ramdisk_error", "root_disk_selection", "scheduler", "validate_interfaces", "capabilities", "pci_devices", "lldp_basic", "local_link_connection"},
 			ProcessingHooks:        []string{"$default_processing_hooks"},
@@ -394,7 +385,7 @@ func Defaults() *Config {
 		Capabilities: Capabilities{
 			CPUFlags: []string{"vmx:cpu_vt", "svm:cpu_vt", "aes:cpu_aes", "pse:cpu_hugepages", "pdpe1gb:cpu_hugepages_1g", "smx:cpu_txt"},
 		},
-		Neutron: Neutron{AuthType: "none", Retries: 3, Timeout: 30, PortSetupDelay: 0},
+		Neutron: Neutron{ClientAuth: ClientAuth{AuthType: "none"}, Retries: 3, Timeout: 30, PortSetupDelay: 0},
 		PXE: PXE{
 			PXEBootfileName:      "pxelinux.0",
 			IPXEBootfileName:     "undionly.kpxe",
@@ -410,14 +401,19 @@ func Defaults() *Config {
 
 		KeystoneAuthtoken: defaultKeystoneAuthtoken(),
 	}
+	for kind, names := range hw.Interfaces {
+		c.Default.setEnabled(kind, slices.Clone(names))
+	}
+	return c
 }
 
-// Load reads the INI file at path (none when path is "") over the defaults,
+// Load reads the INI file at path (none when path is "") over the defaults
+// (Defaults(hw)),
 // then applies FERRO_<SECTION>_<OPTION> variables from environ (os.Environ()
 // form), then validates. An option the file names but ferro does not know is
 // returned in unknown, so the caller can warn; it is not an error, so that an
 // existing ironic.conf can be pointed at ferro.
-func Load(path string, environ []string) (cfg *Config, unknown []string, err error) {
+func Load(path string, environ []string, hw Hardware) (cfg *Config, unknown []string, err error) {
 	f := ini.Empty(ini.LoadOptions{Insensitive: false, AllowBooleanKeys: true})
 	if path != "" {
 		f, err = ini.LoadSources(ini.LoadOptions{AllowBooleanKeys: true}, path)
@@ -440,7 +436,7 @@ func Load(path string, environ []string) (cfg *Config, unknown []string, err err
 	if err := checkIgnoredSecurity(f); err != nil {
 		return nil, unknown, err
 	}
-	cfg = Defaults()
+	cfg = Defaults(hw)
 	v := reflect.ValueOf(cfg).Elem()
 	t := v.Type()
 	for i := range t.NumField() {
@@ -489,12 +485,8 @@ func forEachOption(fn func(section, option string, f reflect.StructField)) {
 	t := reflect.TypeFor[Config]()
 	for i := range t.NumField() {
 		sec := t.Field(i)
-		st := sec.Type
-		for j := range st.NumField() {
-			f := st.Field(j)
-			if opt := f.Tag.Get("ini"); opt != "" {
-				fn(sec.Tag.Get("section"), opt, f)
-			}
+		for _, f := range optionFields(sec.Type) {
+			fn(sec.Tag.Get("section"), optionName(f), f)
 		}
 	}
 }
@@ -505,12 +497,29 @@ func forEachValue(c *Config, fn func(section, option string, v reflect.Value)) {
 	t := v.Type()
 	for i := range t.NumField() {
 		sv := v.Field(i)
-		for j := range sv.NumField() {
-			if opt := sv.Type().Field(j).Tag.Get("ini"); opt != "" {
-				fn(t.Field(i).Tag.Get("section"), opt, sv.Field(j))
-			}
+		for _, f := range optionFields(sv.Type()) {
+			fn(t.Field(i).Tag.Get("section"), optionName(f), sv.FieldByIndex(f.Index))
 		}
 	}
+}
+
+// optionFields are a section's options in order: the fields with an ini
+// name, those of an embedded struct (ini:",extends", as ClientAuth) in its
+// place.
+func optionFields(section reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for _, f := range reflect.VisibleFields(section) {
+		if optionName(f) != "" && !f.Anonymous {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// optionName is the INI name of a field, "" for none.
+func optionName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("ini"), ",")
+	return name
 }
 
 // applyEnv sets FERRO_<SECTION>_<OPTION> values into f. The variable names
@@ -539,11 +548,9 @@ func applyEnv(f *ini.File, environ []string, known map[string]bool) error {
 // checkTypes rejects values that ini.MapTo silently ignores (a word where a
 // number or boolean belongs), so a typo fails at start instead of later.
 func checkTypes(sec *ini.Section, v reflect.Value) error {
-	t := v.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		opt := f.Tag.Get("ini")
-		if opt == "" || !sec.HasKey(opt) {
+	for _, f := range optionFields(v.Type()) {
+		opt := optionName(f)
+		if !sec.HasKey(opt) {
 			continue
 		}
 		raw := strings.TrimSpace(sec.Key(opt).String())
@@ -579,8 +586,8 @@ func parseBool(s string) (bool, error) {
 func trimLists(v reflect.Value) {
 	for i := range v.NumField() {
 		sec := v.Field(i)
-		for j := range sec.NumField() {
-			f := sec.Field(j)
+		for _, sf := range optionFields(sec.Type()) {
+			f := sec.FieldByIndex(sf.Index)
 			if f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.String {
 				continue
 			}
@@ -670,15 +677,11 @@ func (c *Config) Options() [][2]string {
 	for i := range t.NumField() {
 		sec := t.Field(i).Tag.Get("section")
 		sv := v.Field(i)
-		st := sv.Type()
-		for j := range st.NumField() {
-			f := st.Field(j)
-			opt := f.Tag.Get("ini")
-			if opt == "" {
-				continue
-			}
-			val := fmt.Sprint(sv.Field(j).Interface())
-			if s, ok := sv.Field(j).Interface().([]string); ok {
+		for _, f := range optionFields(sv.Type()) {
+			opt := optionName(f)
+			fv := sv.FieldByIndex(f.Index)
+			val := fmt.Sprint(fv.Interface())
+			if s, ok := fv.Interface().([]string); ok {
 				val = strings.Join(s, ",")
 			}
 			if f.Tag.Get("secret") == "true" && val != "" {

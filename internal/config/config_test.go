@@ -9,8 +9,37 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// testHardware stands for the driver registry's hardware types.
+var testHardware = Hardware{
+	Types:      []string{"fake-hardware", "ipmi"},
+	Interfaces: map[string][]string{"network": {"noop", "flat", "neutron"}, "power": {"fake", "ipmitool"}, "raid": {"fake", "no-raid"}},
+}
+
+// The enabled_* defaults are the hardware types' and their interfaces;
+// the configuration has no list of its own.
+func TestDefaults_EnableTheHardwareGiven(t *testing.T) {
+	cfg, _, err := Load("", nil, testHardware)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(testHardware.Types, cfg.Default.EnabledHardwareTypes); diff != "" {
+		t.Errorf("enabled_hardware_types (-want +got):\n%s", diff)
+	}
+	for kind, want := range testHardware.Interfaces {
+		if diff := cmp.Diff(want, cfg.Default.Enabled(kind)); diff != "" {
+			t.Errorf("enabled_%s_interfaces (-want +got):\n%s", kind, diff)
+		}
+	}
+	if got := cfg.Default.Enabled("boot"); len(got) != 0 {
+		t.Errorf("enabled_boot_interfaces = %v, want none: no hardware type gives one", got)
+	}
+	if _, _, err := Load("", []string{"FERRO_DEFAULT_DEFAULT_POWER_INTERFACE=ipmitool"}, testHardware); err != nil {
+		t.Errorf("a default among the given interfaces: %v", err)
+	}
+}
+
 func TestLoad_DefaultsNeedNoFile(t *testing.T) {
-	cfg, unknown, err := Load("", nil)
+	cfg, unknown, err := Load("", nil, testHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +74,7 @@ memcache_pool_maxsize = 10
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, unknown, err := Load(path, []string{"FERRO_API_PORT=7001", "FERRO_API_HOST_IP=0.0.0.0", "FERRO_PCI_DEVICES_ALIAS={\"name\":\"a\"}", "FERRO_NOPE=1"})
+	cfg, unknown, err := Load(path, []string{"FERRO_API_PORT=7001", "FERRO_API_HOST_IP=0.0.0.0", "FERRO_PCI_DEVICES_ALIAS={\"name\":\"a\"}", "FERRO_NOPE=1"}, testHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +120,7 @@ func TestLoad_RejectsBadValues(t *testing.T) {
 		"interval negative":   "FERRO_IPMI_MIN_COMMAND_INTERVAL=-1",
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, _, err := Load("", []string{env}); err == nil {
+			if _, _, err := Load("", []string{env}, testHardware); err == nil {
 				t.Errorf("Load with %s: no error", env)
 			}
 		})
@@ -99,7 +128,7 @@ func TestLoad_RejectsBadValues(t *testing.T) {
 }
 
 func TestLoad_MinCommandIntervalTakesAFraction(t *testing.T) {
-	cfg, _, err := Load("", []string{"FERRO_IPMI_MIN_COMMAND_INTERVAL=0.2"})
+	cfg, _, err := Load("", []string{"FERRO_IPMI_MIN_COMMAND_INTERVAL=0.2"}, testHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,17 +138,49 @@ func TestLoad_MinCommandIntervalTakesAFraction(t *testing.T) {
 }
 
 func TestLoad_RedfishDefaultsAndValidation(t *testing.T) {
-	cfg, _, err := Load("", nil)
+	cfg, _, err := Load("", nil, testHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := cfg.Redfish; r.ConnectionAttempts != 5 || r.ConnectionRetryInterval != 4 || r.AuthType != "auto" || r.ConnectionCacheSize != 1000 {
 		t.Errorf("[redfish] defaults %+v, want Ironic's", r)
 	}
-	if _, _, err := Load("", []string{"FERRO_REDFISH_AUTH_TYPE=kerberos"}); err == nil || !strings.Contains(err.Error(), "[redfish]auth_type") {
+	if _, _, err := Load("", []string{"FERRO_REDFISH_AUTH_TYPE=kerberos"}, testHardware); err == nil || !strings.Contains(err.Error(), "[redfish]auth_type") {
 		t.Errorf("bad auth type: %v", err)
 	}
-	if _, _, err := Load("", []string{"FERRO_REDFISH_CONNECTION_ATTEMPTS=0"}); err == nil || !strings.Contains(err.Error(), "connection_attempts") {
+	if _, _, err := Load("", []string{"FERRO_REDFISH_CONNECTION_ATTEMPTS=0"}, testHardware); err == nil || !strings.Contains(err.Error(), "connection_attempts") {
 		t.Errorf("zero attempts: %v", err)
+	}
+}
+
+// [inspector], [ironic] and [neutron] share one ClientAuth: every one of
+// its options loads into each section, from the file and the environment,
+// and the secrets are masked.
+func TestLoad_ClientAuthInEverySection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ferro.conf")
+	conf := "[inspector]\nauth_type = password\nauth_url = http://k:5000/v3\npassword = p1\n" +
+		"[ironic]\nauth_type = token\ntoken = t2\ninsecure = true\n" +
+		"[neutron]\nauth_type = http_basic\nusername = n\ncafile = /etc/ca.pem\n"
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, unknown, err := Load(path, []string{"FERRO_NEUTRON_SYSTEM_SCOPE=all", "FERRO_IRONIC_REGION_NAME=r1"}, testHardware)
+	if err != nil || len(unknown) > 0 {
+		t.Fatalf("Load = %v, unknown %v", err, unknown)
+	}
+	for name, got := range map[string]ClientAuth{"inspector": cfg.Inspector.ClientAuth, "ironic": cfg.Ironic.ClientAuth, "neutron": cfg.Neutron.ClientAuth} {
+		want := map[string]ClientAuth{
+			"inspector": {AuthType: "password", AuthURL: "http://k:5000/v3", Password: "p1"},
+			"ironic":    {AuthType: "token", Token: "t2", Insecure: true, RegionName: "r1"},
+			"neutron":   {AuthType: "http_basic", Username: "n", CAFile: "/etc/ca.pem", SystemScope: "all"},
+		}[name]
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("[%s] client auth (-want +got):\n%s", name, diff)
+		}
+	}
+	for _, o := range cfg.Options() {
+		if o[1] == "p1" || o[1] == "t2" {
+			t.Errorf("%s shows its secret", o[0])
+		}
 	}
 }

@@ -111,18 +111,14 @@ func (c *Config) WriteINI(w io.Writer, src Sources) error {
 	for i := range t.NumField() {
 		sec := t.Field(i).Tag.Get("section")
 		sv := v.Field(i)
-		st := sv.Type()
 		if _, err := fmt.Fprintf(w, "\n[%s]\n", sec); err != nil {
 			return err
 		}
-		for j := range st.NumField() {
-			f := st.Field(j)
-			opt := f.Tag.Get("ini")
-			if opt == "" {
-				continue
-			}
-			val := fmt.Sprint(sv.Field(j).Interface())
-			if s, ok := sv.Field(j).Interface().([]string); ok {
+		for _, f := range optionFields(sv.Type()) {
+			opt := optionName(f)
+			fv := sv.FieldByIndex(f.Index)
+			val := fmt.Sprint(fv.Interface())
+			if s, ok := fv.Interface().([]string); ok {
 				delim := f.Tag.Get("delim")
 				if delim == "" {
 					delim = ","

@@ -13,11 +13,11 @@ func loadString(t *testing.T, conf string) (*Config, []string, error) {
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return Load(path, nil)
+	return Load(path, nil, testHardware)
 }
 
 func TestLoad_AuthStrategyDefaultsToNoauth(t *testing.T) {
-	cfg, _, err := Load("", nil)
+	cfg, _, err := Load("", nil, testHardware)
 	if err != nil {
 		t.Fatal(err)
 	}

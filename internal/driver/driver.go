@@ -1,7 +1,8 @@
 // Package driver declares the hardware interfaces a conductor drives (power,
-// management, boot, network, inspect), the Task they act on, the hardware
-// types, and the registry that resolves a node's interface names to
-// implementations.
+// management, boot, network, inspect), the Task they act on, what a
+// hardware type declares (HardwareType, Property; each type does so in its
+// own folder under internal/driver), and the registry that resolves a
+// node's interface names to implementations.
 package driver
 
 import (

@@ -5,18 +5,47 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 )
 
-// HardwareType names the interfaces a kind of hardware supports, per
-// interface kind, the first being the default (Ironic's
-// supported_*_interfaces).
+// HardwareType is a kind of hardware, declared by its folder
+// (internal/driver/<type>): the interfaces it supports and the driver_info
+// keys of the interfaces the folder implements. The registry, the API's
+// driver views and the [DEFAULT]enabled_* defaults all read it; no other
+// place lists hardware types.
 type HardwareType struct {
-	Name      string
+	Name string
+	// Supported lists, per interface kind, the interfaces the type
+	// supports, the first being its default (Ironic's
+	// supported_*_interfaces).
 	Supported map[string][]string
+	// Interfaces names the interfaces the type's folder implements
+	// (ipmitool, redfish, …). Every hardware type that supports one of
+	// them reads Properties (fake-hardware supports ipmitool, so it lists
+	// ipmi's keys).
+	Interfaces []string
+	// Properties are the driver_info keys of those interfaces.
+	Properties []Property
 }
 
-// commonSupported are the kinds whose implementations do not depend on the hardware.
-func commonSupported(over map[string][]string) map[string][]string {
+// Property is one driver_info key, as GET /v1/drivers/{type}/properties
+// (`baremetal driver property list`) describes it.
+type Property struct {
+	Name string
+	// Description is shown as is; Ironic's end in "Required." or "Optional.".
+	Description string
+	// Required says validation fails without it.
+	Required bool
+	// Secret says the value is a credential: never shown or logged. The
+	// API masks driver_info by Ironic's rule (a key containing password,
+	// token, …), which must cover every Secret key.
+	Secret bool
+}
+
+// SharedInterfaces returns what every hardware type supports for the kinds
+// whose implementations do not depend on the hardware, with own's kinds
+// replacing them.
+func SharedInterfaces(own map[string][]string) map[string][]string {
 	m := map[string][]string{
 		"bios":     {"no-bios", "fake"},
 		"console":  {"no-console", "fake"},
@@ -29,34 +58,68 @@ func commonSupported(over map[string][]string) map[string][]string {
 		"storage":  {"noop", "fake"},
 		"vendor":   {"no-vendor", "fake"},
 	}
-	for k, v := range over {
+	for k, v := range own {
 		m[k] = v
 	}
 	return m
 }
 
-// HardwareTypes returns ferro's hardware types with Ironic's supported
-// interfaces and defaults.
-func HardwareTypes() []HardwareType {
-	return []HardwareType{
-		{Name: "fake-hardware", Supported: commonSupported(map[string][]string{
-			"bios": {"fake", "no-bios"}, "boot": {"fake", "pxe", "ipxe", "redfish-virtual-media"},
-			"console": {"fake", "no-console"}, "deploy": {"fake", "direct"}, "firmware": {"fake", "no-firmware"},
-			"inspect": {"fake", "no-inspect", "inspector", "redfish"}, "management": {"fake", "ipmitool", "redfish"},
-			"network": {"noop", "flat", "neutron"}, "power": {"fake", "ipmitool", "redfish"},
-			"raid": {"fake", "no-raid", "agent"}, "rescue": {"fake", "no-rescue"}, "storage": {"fake", "noop"},
-			"vendor": {"fake", "no-vendor"},
-		})},
-		{Name: "ipmi", Supported: commonSupported(map[string][]string{
-			"boot": {"ipxe", "pxe"}, "management": {"ipmitool"}, "power": {"ipmitool"},
-			"vendor": {"ipmitool", "no-vendor"}, "inspect": {"no-inspect", "inspector"},
-		})},
-		{Name: "redfish", Supported: commonSupported(map[string][]string{
-			"boot": {"ipxe", "pxe", "redfish-virtual-media"}, "management": {"redfish"}, "power": {"redfish"},
-			// Ironic's redfish type puts its out-of-band inspection first.
-			"inspect": {"redfish", "no-inspect", "inspector"},
-		})},
+// CommonProperties are the driver_info keys of the interfaces every
+// hardware type shares (boot, deploy, network, inspect), as Ironic's
+// properties list them.
+var CommonProperties = []Property{
+	{Name: "deploy_kernel", Description: "UUID (from Glance) of the deployment kernel. Required."},
+	{Name: "deploy_ramdisk", Description: "UUID (from Glance) of the ramdisk with agent that is used at deploy time. Required."},
+	{Name: "inspector_extra_kernel_params", Description: "Extra kernel parameters for the inspection ramdisk, appended after [inspector]extra_kernel_params. Optional."},
+	{Name: "inspection_network", Description: "Neutron network (UUID or name) to put the node's ports on during inspection. Optional."},
+	{Name: "force_persistent_boot_device", Description: "Controls the persistency of boot order changes. 'Always' will make all changes persistent, 'Default' will make all but the final one upon instance deployment non-persistent, and 'Never' will make no persistent changes at all. The old values 'True' and 'False' are still supported but deprecated in favor of the new ones.Defaults to 'Default'. Optional."},
+	{Name: "bootloader", Description: "URL or Glance UUID of the EFI system partition image containing EFI boot loader. Optional."},
+	{Name: "kernel_append_params", Description: "Additional kernel parameters to pass down to instance kernel. These parameters can be consumed by the kernel or by the applications by reading /proc/cmdline. Mind severe cmdline size limit. Overrides [pxe]/kernel_append_params ironic option. Optional."},
+	{Name: "deploy_forces_oob_reboot", Description: "Whether Ironic should force a reboot of the Node via the out-of-band channel after deployment is complete. Provides compatibility with older deploy ramdisks. Defaults to False. Optional."},
+	{Name: "cleaning_network", Description: "Neutron network UUID or name for the ramdisk to be booted into for cleaning nodes. Required for \"neutron\" network interface. It is also required if cleaning nodes when using \"flat\" network interface or \"neutron\" DHCP provider. If a name is provided, it must be unique among all networks or cleaning will fail."},
+	{Name: "provisioning_network", Description: "Neutron network UUID or name for the ramdisk to be booted into for provisioning nodes. Required for \"neutron\" network interface. If a name is provided, it must be unique among all networks or deploy will fail."},
+	{Name: "agent_verify_ca", Description: "Either a Boolean value, a path to a CA_BUNDLE file or directory with certificates of trusted CAs. If set to True ironic will verify the agent's certificate; if False the driver will ignore verifying the SSL certificate. If it's a path the driver will use the specified certificate or one of the certificates in the directory. Defaults to True. Optional"},
+}
+
+// MissingProperties names the Required properties driver_info lacks (an
+// absent key, null or ""), in the order of props.
+func MissingProperties(props []Property, driverInfo map[string]any) []string {
+	var out []string
+	for _, p := range props {
+		if v, ok := driverInfo[p.Name]; p.Required && (!ok || v == nil || v == "") {
+			out = append(out, p.Name)
+		}
 	}
+	return out
+}
+
+// Enabled is what [DEFAULT] enables: the hardware types, and per kind the
+// enabled interfaces (in configuration order) and the default one ("" for
+// the hardware type's own).
+type Enabled struct {
+	Types      []string
+	Interfaces map[string][]string
+	Defaults   map[string]string
+}
+
+// EnableAll enables every hardware type and every interface they
+// support, in the order of types and of their Supported lists: ferro's
+// defaults of [DEFAULT]enabled_hardware_types and enabled_*_interfaces.
+func EnableAll(types []HardwareType) Enabled {
+	e := Enabled{Interfaces: map[string][]string{}}
+	for _, ht := range types {
+		e.Types = append(e.Types, ht.Name)
+	}
+	for _, kind := range Kinds {
+		for _, ht := range types {
+			for _, name := range ht.Supported[kind] {
+				if !slices.Contains(e.Interfaces[kind], name) {
+					e.Interfaces[kind] = append(e.Interfaces[kind], name)
+				}
+			}
+		}
+	}
+	return e
 }
 
 // Kinds are the interface kinds in Ironic's order.
@@ -76,6 +139,8 @@ var ValidatedKinds = []string{
 // Registry resolves hardware types and interface names to implementations.
 // It is built once in main and read-only afterwards.
 type Registry struct {
+	// all are the hardware types this binary has; types the enabled ones.
+	all     []HardwareType
 	types   map[string]HardwareType
 	enabled map[string][]string // kind → enabled names, in config order
 	// defaults is [DEFAULT]default_<kind>_interface, or "" for the type's default.
@@ -88,16 +153,19 @@ type Registry struct {
 	others     map[string]map[string]Validator
 }
 
-// NewRegistry returns a registry with the enabled hardware types and the
-// enabled and default interfaces per kind.
-func NewRegistry(enabledTypes []string, enabled map[string][]string, defaults map[string]string) *Registry {
+// NewRegistry returns a registry of the hardware types this binary has,
+// with e's enabled types and interfaces.
+func NewRegistry(types []HardwareType, e Enabled) *Registry {
 	r := &Registry{
-		types: map[string]HardwareType{}, enabled: enabled, defaults: defaults,
+		all: types, types: map[string]HardwareType{}, enabled: e.Interfaces, defaults: e.Defaults,
 		power: map[string]Power{}, management: map[string]Management{}, boot: map[string]Boot{},
 		network: map[string]Network{}, inspect: map[string]Inspect{}, others: map[string]map[string]Validator{},
 	}
-	for _, ht := range HardwareTypes() {
-		if slices.Contains(enabledTypes, ht.Name) {
+	if r.enabled == nil {
+		r.enabled = map[string][]string{}
+	}
+	for _, ht := range types {
+		if slices.Contains(e.Types, ht.Name) {
 			r.types[ht.Name] = ht
 		}
 	}
@@ -151,6 +219,42 @@ func (r *Registry) HardwareTypeNames() []string {
 func (r *Registry) HardwareType(name string) (HardwareType, bool) {
 	ht, ok := r.types[name]
 	return ht, ok
+}
+
+// Properties returns the driver_info keys an enabled hardware type reads:
+// CommonProperties and those of every hardware type whose interfaces it
+// supports, sorted by name.
+func (r *Registry) Properties(hwType string) ([]Property, bool) {
+	ht, ok := r.types[hwType]
+	if !ok {
+		return nil, false
+	}
+	byName := map[string]Property{}
+	for _, p := range CommonProperties {
+		byName[p.Name] = p
+	}
+	for _, other := range r.all {
+		if supportsAny(ht, other.Interfaces) {
+			for _, p := range other.Properties {
+				byName[p.Name] = p
+			}
+		}
+	}
+	out := slices.Collect(maps.Values(byName))
+	slices.SortFunc(out, func(a, b Property) int { return strings.Compare(a.Name, b.Name) })
+	return out, true
+}
+
+// supportsAny reports whether ht supports an interface named in names.
+func supportsAny(ht HardwareType, names []string) bool {
+	for _, supported := range ht.Supported {
+		for _, n := range supported {
+			if slices.Contains(names, n) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // EnabledFor returns the interfaces of a kind that are both supported by the

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -139,8 +136,7 @@ func FuzzContinue(f *testing.F) {
 
 	r := newSvcRig(f)
 	counter := newWriteCounter(r.store)
-	svc, err := inspector.New(inspector.Options{Store: counter, BareMetal: r.bm, Config: config.Defaults(),
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	svc, err := inspector.New(options(counter, r.bm))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/ferrometal/ferro/internal/api/ironic"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/conductor"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/network"
@@ -37,20 +36,13 @@ func ironicEnv(t *testing.T) (store.Store, *inspector.HTTPBareMetal) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	cfg := config.Defaults()
-	cfg.Default.Host = "c1"
-	cfg.Conductor.HeartbeatInterval = 0
-	cfg.Conductor.CheckProvisionStateInterval = 0
-	cfg.Inspector.StatusCheckPeriod = 0
-	enabled := map[string][]string{}
-	for _, k := range driver.Kinds {
-		enabled[k] = cfg.Default.Enabled(k)
-	}
-	reg := driver.NewRegistry([]string{"fake-hardware"}, enabled, nil)
+	types := []driver.HardwareType{fake.HardwareType}
+	reg := driver.NewRegistry(types, driver.EnableAll(types))
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log})
+	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Log: log, Host: "c1", Workers: 100,
+		PowerTimeout: time.Minute, HeartbeatTimeout: time.Minute, InspectWaitTimeout: 30 * time.Minute})
 	if err := cond.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +51,7 @@ func ironicEnv(t *testing.T) (store.Store, *inspector.HTTPBareMetal) {
 		defer cancel()
 		cond.Stop(ctx)
 	})
-	srv := httptest.NewServer(ironic.New(ironic.Options{Store: db, Conductor: cond, Config: cfg, Log: log}))
+	srv := httptest.NewServer(ironic.New(ironic.Options{Store: db, Conductor: cond, Log: log, MaxLimit: 1000, HeartbeatTimeout: time.Minute, Host: "c1"}))
 	t.Cleanup(srv.Close)
 	bm, err := inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: srv.URL})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -41,7 +40,7 @@ func waitCalls(t *testing.T, r *svcRig, nodeUUID string, want ...string) {
 // ones wait their turn; an abort of one that waits wins over its boot,
 // which then never touches the node, and frees the turn for the others.
 func TestStart_ManagedBootsTakeTurnsAndAbortWinsOverAPendingOne(t *testing.T) {
-	r := newSvcRig(t, func(c *config.Config) { c.Inspector.IntrospectionDelay = 3600 })
+	r := newSvcRig(t, func(o *inspector.Options) { o.IntrospectionDelay = time.Hour })
 	ctx := context.Background()
 	a, b, c := r.node("52:54:00:00:0a:01"), r.node("52:54:00:00:0b:01"), r.node("52:54:00:00:0c:01")
 	for _, n := range []string{a.UUID, b.UUID, c.UUID} {

@@ -66,7 +66,7 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 	from := in.State
 	in.State, in.UpdatedAt = StateProcessing, s.now().UTC()
 	var reports []store.IntrospectionData
-	if s.cfg.Processing.StoreData != "none" {
+	if s.o.StoreData {
 		reports = append(reports, store.IntrospectionData{Kind: "raw", Data: withoutLogs(body)})
 	}
 	if err := s.store.SaveIntrospectionFrom(ctx, in, []string{from}, reports...); err != nil {
@@ -109,7 +109,7 @@ func (s *Service) processReport(ctx context.Context, in *store.Introspection, re
 		return errorf(http.StatusBadRequest, "%s", err.Error())
 	}
 	s.progress.Record(context.WithoutCancel(ctx), in.NodeUUID, driver.PhaseProcessed, "")
-	if s.cfg.Processing.AlwaysStoreRamdiskLogs {
+	if s.o.AlwaysStoreRamdiskLogs {
 		s.storeRamdiskLogs(rep, in.NodeUUID)
 	}
 	return nil
@@ -169,7 +169,7 @@ func (s *Service) process(ctx context.Context, nodeUUID string, data *hooks.Data
 	if err := s.bm.Apply(ctx, nodeUUID, node.Changes()); err != nil {
 		return nil, fmt.Errorf("update node %s: %w", nodeUUID, err)
 	}
-	if s.cfg.Processing.StoreData == "none" {
+	if !s.o.StoreData {
 		return nil, nil
 	}
 	b, err := data.MarshalMap()
@@ -251,7 +251,7 @@ func (s *Service) Reapply(ctx context.Context, ident string) error {
 	if err != nil {
 		return err
 	}
-	if s.cfg.Processing.StoreData == "none" {
+	if !s.o.StoreData {
 		return errorf(http.StatusBadRequest, "Inspector is not configured to store introspection data; reapply is not possible")
 	}
 	unlock := s.lockNode(uuid)

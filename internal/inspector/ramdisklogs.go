@@ -18,7 +18,7 @@ import (
 // matched a node's introspection (and its token), so an unauthenticated
 // client cannot fill the directory. Failures are logged.
 func (s *Service) storeRamdiskLogs(rep *inventory.Report, nodeUUID string) {
-	dir := s.cfg.Processing.RamdiskLogsDir
+	dir := s.o.RamdiskLogsDir
 	if rep.Logs == "" {
 		s.log.Debug("no logs were passed by the ramdisk", "node", nodeUUID)
 		return
@@ -32,7 +32,7 @@ func (s *Service) storeRamdiskLogs(rep *inventory.Report, nodeUUID string) {
 		s.log.Warn("ramdisk logs not stored: not base64", "node", nodeUUID, "error", err)
 		return
 	}
-	name := ramdiskLogsName(s.cfg.Processing.RamdiskLogsFilenameFormat, map[string]string{
+	name := ramdiskLogsName(s.o.RamdiskLogsFilenameFormat, map[string]string{
 		"uuid": orUnknown(nodeUUID), "mac": orUnknown(strings.ReplaceAll(pxeMAC(rep), ":", "")),
 		"bmc": orUnknown(bmcAddress(rep)),
 	}, s.now().UTC())

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/inspector/hooks"
 	"github.com/ferrometal/ferro/internal/inspector/rules"
@@ -59,8 +58,30 @@ func errorf(status int, format string, a ...any) error {
 type Options struct {
 	Store     store.Store
 	BareMetal BareMetal
-	Config    *config.Config
 	Log       *slog.Logger
+	// Hooks are the processing hooks in order ([processing]processing_hooks,
+	// $default_processing_hooks expanded), configured by HookConfig
+	// ([processing], [capabilities], [pci_devices]; its Logger is set here).
+	Hooks      []string
+	HookConfig hooks.Config
+	// StoreData keeps the raw and processed reports
+	// ([processing]store_data = database).
+	StoreData bool
+	// RamdiskLogsDir, AlwaysStoreRamdiskLogs and RamdiskLogsFilenameFormat
+	// are [processing]'s options of the same names.
+	RamdiskLogsDir            string
+	AlwaysStoreRamdiskLogs    bool
+	RamdiskLogsFilenameFormat string
+	// PermitActiveIntrospection and CanManageBoot are [inspector]'s options
+	// of the same names.
+	PermitActiveIntrospection bool
+	CanManageBoot             bool
+	// IntrospectionDelay is how long a managed boot waits before it
+	// reboots the node ([inspector]introspection_delay).
+	IntrospectionDelay time.Duration
+	// Timeout ends an introspection active for longer ([DEFAULT]timeout);
+	// 0 means never.
+	Timeout time.Duration
 	// Notify, when set, is told the UUID of every node whose introspection
 	// ended, so a same-process conductor finishes at once instead of polling.
 	Notify func(nodeUUID string)
@@ -78,7 +99,7 @@ type Options struct {
 type Service struct {
 	store  store.Store
 	bm     BareMetal
-	cfg    *config.Config
+	o      Options
 	log    *slog.Logger
 	notify func(string)
 	now    func() time.Time
@@ -115,16 +136,9 @@ func New(o Options) (*Service, error) {
 	if now == nil {
 		now = time.Now
 	}
-	hcfg := hooks.DefaultConfig()
-	p := o.Config.Processing
-	hcfg.AddPorts, hcfg.KeepPorts = p.AddPorts, p.KeepPorts
-	hcfg.UpdatePXEEnabled, hcfg.OverwriteExisting = p.UpdatePXEEnabled, p.OverwriteExisting
-	hcfg.SkipBlockDevices = p.SkipBlockDevices
-	hcfg.BootMode = o.Config.Capabilities.BootMode
-	hcfg.CPUFlags = o.Config.Capabilities.CPUFlags
-	hcfg.PCIAliases = o.Config.PCIDevices.Alias
+	hcfg := o.HookConfig
 	hcfg.Logger = log
-	hs, err := hooks.Build(p.Hooks(), hcfg)
+	hs, err := hooks.Build(o.Hooks, hcfg)
 	if err != nil {
 		return nil, fmt.Errorf("processing hooks: %w", err)
 	}
@@ -134,7 +148,7 @@ func New(o Options) (*Service, error) {
 		progress = driver.NoProgress{}
 	}
 	return &Service{
-		store: o.Store, bm: o.BareMetal, cfg: o.Config, log: log.With("component", "inspector"),
+		store: o.Store, bm: o.BareMetal, o: o, log: log.With("component", "inspector"),
 		notify: o.Notify, now: now, hooks: hs, ctx: ctx, cancel: cancel,
 		progress: progress, exclusive: o.ExclusiveStore,
 		pending: map[string]chan struct{}{},
@@ -170,14 +184,14 @@ func (s *Service) Start(ctx context.Context, ident string, manageBoot bool, toke
 		return fmt.Errorf("get node %s: %w", ident, err)
 	}
 	allowed := introspectable
-	if s.cfg.Inspector.PermitActiveIntrospection {
+	if s.o.PermitActiveIntrospection {
 		allowed = append(slices.Clone(allowed), states.Active, "rescue")
 	}
 	if !slices.Contains(allowed, node.ProvisionState) {
 		return errorf(http.StatusBadRequest, "Node %s has invalid provision state %q, valid states are %s",
 			node.UUID, node.ProvisionState, strings.Join(allowed, ", "))
 	}
-	if manageBoot && !s.cfg.Inspector.CanManageBoot {
+	if manageBoot && !s.o.CanManageBoot {
 		return errorf(http.StatusBadRequest, "Managed boot is requested, but this installation cannot manage boot ([inspector]can_manage_boot is false)")
 	}
 	unlock := s.lockNode(node.UUID)
@@ -287,7 +301,7 @@ func (s *Service) waitForTurn(cancelled <-chan struct{}, t turn) bool {
 		}
 	}
 	defer close(t.mine)
-	delay := time.Duration(s.cfg.Inspector.IntrospectionDelay) * time.Second
+	delay := s.o.IntrospectionDelay
 	if wait := time.Until(s.lastBoot.Add(delay)); wait > 0 {
 		timer := time.NewTimer(wait)
 		defer timer.Stop()
@@ -548,7 +562,7 @@ func (s *Service) Abort(ctx context.Context, ident string) error {
 
 // Data returns the stored processed ("processed") or raw ("raw") report.
 func (s *Service) Data(ctx context.Context, ident, kind string) ([]byte, error) {
-	if s.cfg.Processing.StoreData == "none" {
+	if !s.o.StoreData {
 		return nil, errorf(http.StatusNotFound, "Inspector is not configured to store data. Set the [processing]store_data configuration option to change this.")
 	}
 	uuid, err := s.resolve(ctx, ident)
@@ -566,7 +580,7 @@ func (s *Service) Data(ctx context.Context, ident, kind string) ([]byte, error) 
 
 // CheckTimeouts moves introspections active for longer than [DEFAULT]timeout to error.
 func (s *Service) CheckTimeouts(ctx context.Context) {
-	limit := time.Duration(s.cfg.Default.Timeout) * time.Second
+	limit := s.o.Timeout
 	if limit <= 0 {
 		return
 	}

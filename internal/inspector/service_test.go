@@ -22,7 +22,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/inspector/hooks"
 	"github.com/ferrometal/ferro/internal/store"
@@ -162,27 +161,37 @@ func (r *svcRig) notifications() []string {
 	return slices.Clone(r.notified)
 }
 
+// options are the inspector's defaults ([processing], [inspector],
+// [DEFAULT]timeout) with the service's parts; Notify and Now are the
+// caller's.
+func options(db store.Store, bm inspector.BareMetal) inspector.Options {
+	return inspector.Options{Store: db, BareMetal: bm, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Hooks: hooks.Default, HookConfig: hooks.DefaultConfig(), StoreData: true,
+		RamdiskLogsFilenameFormat: "{uuid}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz",
+		CanManageBoot:             true, IntrospectionDelay: 5 * time.Second, Timeout: time.Hour}
+}
+
 // newSvcRig builds the service on SQLite with the fake bare metal API.
-func newSvcRig(t testing.TB, tweak ...func(*config.Config)) *svcRig {
+func newSvcRig(t testing.TB, tweak ...func(*inspector.Options)) *svcRig {
 	t.Helper()
 	db, err := sqlstore.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	cfg := config.Defaults()
-	cfg.Inspector.IntrospectionDelay = 0
-	for _, f := range tweak {
-		f(cfg)
-	}
 	r := &svcRig{store: db, bm: newFakeBareMetal(), clock: &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
-	r.svc, err = inspector.New(inspector.Options{Store: db, BareMetal: r.bm, Config: cfg,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock.Now, Progress: r,
-		Notify: func(id string) {
-			r.mu.Lock()
-			r.notified = append(r.notified, id)
-			r.mu.Unlock()
-		}})
+	o := options(db, r.bm)
+	o.IntrospectionDelay, o.Now = 0, r.clock.Now
+	o.Progress = r
+	o.Notify = func(id string) {
+		r.mu.Lock()
+		r.notified = append(r.notified, id)
+		r.mu.Unlock()
+	}
+	for _, f := range tweak {
+		f(&o)
+	}
+	r.svc, err = inspector.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,8 +495,9 @@ func (f *failingDataStore) InTx(ctx context.Context, fn func(store.Store) error)
 // changes stay, as when it was stored on its own.
 func TestContinue_ProcessedDataNotStoredFailsIntrospection(t *testing.T) {
 	r := newSvcRig(t)
-	svc, err := inspector.New(inspector.Options{Store: &failingDataStore{Store: r.store, kind: "processed"}, BareMetal: r.bm,
-		Config: config.Defaults(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock.Now})
+	o := options(&failingDataStore{Store: r.store, kind: "processed"}, r.bm)
+	o.Now = r.clock.Now
+	svc, err := inspector.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,8 +573,9 @@ func TestContinue_SecondInspectorWithTheSameReportLoses(t *testing.T) {
 	if _, err := stale.GetIntrospection(ctx, n.UUID); err != nil { // the second inspector's read
 		t.Fatal(err)
 	}
-	second, err := inspector.New(inspector.Options{Store: stale, BareMetal: r.bm, Config: config.Defaults(),
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock.Now})
+	so := options(stale, r.bm)
+	so.Now = r.clock.Now
+	second, err := inspector.New(so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -619,13 +630,14 @@ func crashInProcessing(t *testing.T, r *svcRig, n *baremetal.Node, raw []byte) {
 // process does.
 func (r *svcRig) restart(t *testing.T, exclusive bool) *inspector.Service {
 	t.Helper()
-	svc, err := inspector.New(inspector.Options{Store: r.store, BareMetal: r.bm, Config: config.Defaults(),
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock.Now, ExclusiveStore: exclusive,
-		Notify: func(id string) {
-			r.mu.Lock()
-			r.notified = append(r.notified, id)
-			r.mu.Unlock()
-		}})
+	o := options(r.store, r.bm)
+	o.Now, o.ExclusiveStore = r.clock.Now, exclusive
+	o.Notify = func(id string) {
+		r.mu.Lock()
+		r.notified = append(r.notified, id)
+		r.mu.Unlock()
+	}
+	svc, err := inspector.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/deployimage"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/pxe"
 	"github.com/ferrometal/ferro/internal/netboot"
@@ -89,7 +89,7 @@ func (r *recorder) wait(ctx context.Context, nodeUUID, phase string) error {
 type env struct {
 	ns                 *netnstest.NS
 	db                 *sqlstore.DB
-	cfg                *config.Config
+	pxe                pxe.Options // the boot interfaces that lay out managed nodes' files
 	tftpRoot, httpRoot string
 	images             string
 	// kernelSrc is the file the nodes' deploy kernel is a copy of.
@@ -129,7 +129,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e := &env{ns: ns, db: db, cfg: config.Defaults(), tftpRoot: filepath.Join(dir, "tftpboot"),
+	e := &env{ns: ns, db: db, tftpRoot: filepath.Join(dir, "tftpboot"),
 		httpRoot: filepath.Join(dir, "httpboot"), images: filepath.Join(dir, "images"), events: newRecorder(),
 		logBuf: &syncBuffer{}, kernelSrc: "/usr/lib/ipxe/ipxe.lkrn"}
 	e.log = slog.New(slog.NewTextHandler(e.logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -139,10 +139,9 @@ func newEnv(t *testing.T) *env {
 		}
 	})
 	os.MkdirAll(e.images, 0o755)
-	e.cfg.PXE.TFTPRoot = e.tftpRoot
-	e.cfg.Deploy.HTTPRoot = e.httpRoot
-	e.cfg.Deploy.HTTPURL = httpURL
-	e.cfg.Conductor.FileURLAllowedPaths = []string{e.images}
+	e.pxe = pxe.Options{Images: deployimage.New(deployimage.Options{AllowedPaths: []string{e.images}}),
+		TFTPRoot: e.tftpRoot, HTTPRoot: e.httpRoot, HTTPURL: httpURL,
+		PXEBootfile: "pxelinux.0", IPXEBootfile: "undionly.kpxe", KernelAppendParams: "nofb nomodeset vga=normal"}
 	return e
 }
 
@@ -224,7 +223,7 @@ func (e *env) addNode(t *testing.T, boot, state string, managed bool, macs ...st
 		ports = append(ports, p)
 	}
 	if managed {
-		b, err := pxe.New(pxe.Kind(boot), e.cfg, nil)
+		b, err := pxe.New(pxe.Kind(boot), e.pxe)
 		if err != nil {
 			t.Fatal(err)
 		}

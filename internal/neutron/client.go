@@ -24,13 +24,25 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
-	"github.com/ferrometal/ferro/internal/config"
-	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/dhcpopt"
 	ferrostack "github.com/ferrometal/ferro/internal/openstack"
 )
 
 // ErrNotFound is returned (wrapped) when Neutron has no such resource.
 var ErrNotFound = errors.New("not found in neutron")
+
+// ErrOptions is returned (wrapped) by New for options that cannot work.
+var ErrOptions = errors.New("invalid [neutron] options")
+
+// AmbiguousError is FindNetwork's answer for a name several networks share.
+type AmbiguousError struct {
+	Name string
+	IDs  []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("network name %q is ambiguous: %d networks (%s); use the UUID", e.Name, len(e.IDs), strings.Join(e.IDs, ", "))
+}
 
 // Backoff bounds for retried requests: the first retry waits minBackoff,
 // each further one twice as long, never more than maxBackoff.
@@ -88,7 +100,7 @@ type PortCreate struct {
 	SecurityGroups []string
 	// NoFixedIPs creates the port without an address (fixed_ips: []).
 	NoFixedIPs    bool
-	ExtraDHCPOpts []driver.DHCPOption
+	ExtraDHCPOpts []dhcpopt.Option
 }
 
 // PortUpdate changes a port; nil or empty fields are left alone. The
@@ -98,7 +110,7 @@ type PortUpdate struct {
 	HostID        *string
 	MACAddress    *string
 	Profile       map[string]any
-	ExtraDHCPOpts []driver.DHCPOption
+	ExtraDHCPOpts []dhcpopt.Option
 }
 
 // PortFilter selects ports; empty fields do not filter. A filter with
@@ -109,10 +121,28 @@ type PortFilter struct {
 	DeviceID   string
 }
 
+// Options configure a Client ([neutron]).
+type Options struct {
+	// URL is Neutron's endpoint ([neutron]url); empty means the Keystone
+	// service catalog.
+	URL string
+	// Auth is how requests authenticate ([neutron]auth_type and the
+	// options that go with it); its Section, Endpoint and ServiceType are
+	// set here.
+	Auth ferrostack.Options
+	// Retries is how often a request failing with a connection error, a
+	// 5xx or a 409 is sent again ([neutron]retries).
+	Retries int
+	// Timeout bounds each request ([neutron]timeout); 0 means none.
+	Timeout time.Duration
+	// Log may be nil.
+	Log *slog.Logger
+}
+
 // Client calls Neutron. It is safe for concurrent use. With Keystone auth
 // it authenticates on first use, so ferro starts while Keystone is down.
 type Client struct {
-	cfg     config.Neutron
+	o       Options
 	log     *slog.Logger
 	backoff time.Duration // first retry delay; tests shorten it
 
@@ -120,30 +150,30 @@ type Client struct {
 	sc *gophercloud.ServiceClient // nil until the first successful setup
 }
 
-// New returns a client for cfg: endpoint [neutron]url, and no auth
+// New returns a client for o: endpoint [neutron]url, and no auth
 // (auth_type none or noauth, the default) or Keystone (password or token,
-// needing auth_url). Requests time out after [neutron]timeout seconds each
-// and are retried [neutron]retries times on connection errors, 5xx and 409.
-// log may be nil.
-func New(cfg config.Neutron, log *slog.Logger) (*Client, error) {
+// needing auth_url). Requests time out after o.Timeout each and are
+// retried o.Retries times on connection errors, 5xx and 409.
+func New(o Options) (*Client, error) {
+	log := o.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	switch cfg.AuthType {
+	switch o.Auth.AuthType {
 	case "", "none", "noauth", "http_basic":
-		if cfg.URL == "" {
-			return nil, fmt.Errorf("%w: [neutron]url is required with auth_type %q", driver.ErrMissingParameter, cfg.AuthType)
+		if o.URL == "" {
+			return nil, fmt.Errorf("%w: [neutron]url is required with auth_type %q", ErrOptions, o.Auth.AuthType)
 		}
 	case "password", "v3password", "token", "v3token":
-		if cfg.AuthURL == "" {
-			return nil, fmt.Errorf("%w: [neutron]auth_url is required with auth_type %q", driver.ErrMissingParameter, cfg.AuthType)
+		if o.Auth.AuthURL == "" {
+			return nil, fmt.Errorf("%w: [neutron]auth_url is required with auth_type %q", ErrOptions, o.Auth.AuthType)
 		}
 	default:
-		return nil, fmt.Errorf("%w: [neutron]auth_type %q", driver.ErrInvalidParameter, cfg.AuthType)
+		return nil, fmt.Errorf("%w: [neutron]auth_type %q", ErrOptions, o.Auth.AuthType)
 	}
-	cfg.Retries = max(cfg.Retries, 0)
-	cfg.Timeout = max(cfg.Timeout, 0) // 0: no timeout
-	return &Client{cfg: cfg, log: log, backoff: minBackoff}, nil
+	o.Retries = max(o.Retries, 0)
+	o.Timeout = max(o.Timeout, 0) // 0: no timeout
+	return &Client{o: o, log: log, backoff: minBackoff}, nil
 }
 
 // service returns the gophercloud service client, authenticating first if needed.
@@ -153,13 +183,10 @@ func (c *Client) service(ctx context.Context) (*gophercloud.ServiceClient, error
 	if c.sc != nil {
 		return c.sc, nil
 	}
-	sc, err := ferrostack.New(ctx, ferrostack.Options{
-		Section: "[neutron]", AuthType: c.cfg.AuthType, Endpoint: c.cfg.URL, ServiceType: "network",
-		Username: c.cfg.Username, Password: c.cfg.Password, AuthURL: c.cfg.AuthURL, ProjectName: c.cfg.ProjectName,
-		UserDomainName: c.cfg.UserDomainName, ProjectDomainName: c.cfg.ProjectDomainName, SystemScope: c.cfg.SystemScope,
-		Token: c.cfg.Token, RegionName: c.cfg.RegionName, CAFile: c.cfg.CAFile, Insecure: c.cfg.Insecure,
-		Timeout: time.Duration(c.cfg.Timeout) * time.Second, RetryFunc: c.retry,
-	})
+	a := c.o.Auth
+	a.Section, a.Endpoint, a.ServiceType = "[neutron]", c.o.URL, "network"
+	a.Timeout, a.RetryFunc = c.o.Timeout, c.retry
+	sc, err := ferrostack.New(ctx, a)
 	if err != nil {
 		return nil, fmt.Errorf("neutron: %w", err)
 	}
@@ -177,7 +204,7 @@ func (c *Client) service(ctx context.Context) (*gophercloud.ServiceClient, error
 // Connection errors, 5xx and 409 are retried up to [neutron]retries times
 // with a doubling, bounded delay; everything else is returned at once.
 func (c *Client) retry(ctx context.Context, method, url string, _ *gophercloud.RequestOpts, err error, failCount uint) error {
-	if ctx.Err() != nil || int(failCount) > c.cfg.Retries || !retryable(err) {
+	if ctx.Err() != nil || int(failCount) > c.o.Retries || !retryable(err) {
 		return err
 	}
 	d := c.backoff << (failCount - 1)
@@ -185,7 +212,7 @@ func (c *Client) retry(ctx context.Context, method, url string, _ *gophercloud.R
 		d = maxBackoff
 	}
 	c.log.Warn("neutron request failed; retrying", "method", method, "url", url,
-		"attempt", failCount, "of", c.cfg.Retries, "delay", d, "error", err)
+		"attempt", failCount, "of", c.o.Retries, "delay", d, "error", err)
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
@@ -250,15 +277,15 @@ func (e *APIError) Error() string {
 func (e *APIError) Unwrap() error { return e.err }
 
 // FindNetwork resolves a network by UUID or by name, as openstacksdk's
-// find_network does: an id first, then a unique name. Not found and a name
-// shared by several networks are errors wrapping driver.ErrInvalidParameter.
+// find_network does: an id first, then a unique name. Not found wraps
+// ErrNotFound; a name shared by several networks is an *AmbiguousError.
 func (c *Client) FindNetwork(ctx context.Context, nameOrID string) (Network, error) {
 	sc, err := c.service(ctx)
 	if err != nil {
 		return Network{}, err
 	}
 	if nameOrID == "" {
-		return Network{}, fmt.Errorf("%w: empty network name", driver.ErrInvalidParameter)
+		return Network{}, fmt.Errorf("network %q: %w", nameOrID, ErrNotFound)
 	}
 	if _, perr := uuid.Parse(nameOrID); perr == nil {
 		var nw Network
@@ -284,7 +311,7 @@ func (c *Client) FindNetwork(ctx context.Context, nameOrID string) (Network, err
 	}
 	switch len(found) {
 	case 0:
-		return Network{}, fmt.Errorf("%w: network %q: %w", driver.ErrInvalidParameter, nameOrID, ErrNotFound)
+		return Network{}, fmt.Errorf("network %q: %w", nameOrID, ErrNotFound)
 	case 1:
 		return found[0], nil
 	default:
@@ -292,8 +319,7 @@ func (c *Client) FindNetwork(ctx context.Context, nameOrID string) (Network, err
 		for i, n := range found {
 			ids[i] = n.ID
 		}
-		return Network{}, fmt.Errorf("%w: network name %q is ambiguous: %d networks (%s); use the UUID",
-			driver.ErrInvalidParameter, nameOrID, len(found), strings.Join(ids, ", "))
+		return Network{}, &AmbiguousError{Name: nameOrID, IDs: ids}
 	}
 }
 
@@ -326,22 +352,15 @@ func (c *Client) CheckSecurityGroups(ctx context.Context, ids []string) error {
 	return nil
 }
 
-func createDHCPOpts(opts []driver.DHCPOption) []extradhcpopts.CreateExtraDHCPOpt {
+func createDHCPOpts(opts []dhcpopt.Option) []extradhcpopts.CreateExtraDHCPOpt {
 	if opts == nil {
 		return nil
 	}
 	out := make([]extradhcpopts.CreateExtraDHCPOpt, len(opts))
 	for i, o := range opts {
-		out[i] = extradhcpopts.CreateExtraDHCPOpt{OptName: o.Name, OptValue: o.Value, IPVersion: gophercloud.IPVersion(ipVersion(o))}
+		out[i] = extradhcpopts.CreateExtraDHCPOpt{OptName: o.Name, OptValue: o.Value, IPVersion: gophercloud.IPVersion(o.Version())}
 	}
 	return out
-}
-
-func ipVersion(o driver.DHCPOption) int {
-	if o.IPVersion == 0 {
-		return 4
-	}
-	return o.IPVersion
 }
 
 // CreatePort creates a port and returns it as Neutron reports it.
@@ -388,7 +407,7 @@ func (c *Client) UpdatePort(ctx context.Context, id string, u PortUpdate) (Port,
 		eo := make([]extradhcpopts.UpdateExtraDHCPOpt, len(u.ExtraDHCPOpts))
 		for i, o := range u.ExtraDHCPOpts {
 			v := o.Value
-			eo[i] = extradhcpopts.UpdateExtraDHCPOpt{OptName: o.Name, OptValue: &v, IPVersion: gophercloud.IPVersion(ipVersion(o))}
+			eo[i] = extradhcpopts.UpdateExtraDHCPOpt{OptName: o.Name, OptValue: &v, IPVersion: gophercloud.IPVersion(o.Version())}
 		}
 		opts = extradhcpopts.UpdateOptsExt{UpdateOptsBuilder: opts, ExtraDHCPOpts: eo}
 	}

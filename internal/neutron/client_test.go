@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ferrometal/ferro/internal/config"
-	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/dhcpopt"
+	"github.com/ferrometal/ferro/internal/openstack"
 )
 
 // request is one request a fake Neutron received.
@@ -99,7 +99,7 @@ func newFakeAPI(t *testing.T, retries int) (*fakeAPI, *Client) {
 	f := &fakeAPI{answers: map[string][]answer{}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	c, err := New(config.Neutron{URL: srv.URL, AuthType: "none", Retries: retries, Timeout: 5}, nil)
+	c, err := New(Options{URL: srv.URL, Auth: openstack.Options{AuthType: "none"}, Retries: retries, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,17 +115,17 @@ const (
 func TestNew_Config(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cfg  config.Neutron
+		o    Options
 		want error
 	}{
-		{"NoauthNeedsURL", config.Neutron{AuthType: "none"}, driver.ErrMissingParameter},
-		{"PasswordNeedsAuthURL", config.Neutron{AuthType: "password", URL: "http://n:9696"}, driver.ErrMissingParameter},
-		{"UnknownAuthType", config.Neutron{AuthType: "kerberos", URL: "http://n:9696"}, driver.ErrInvalidParameter},
-		{"Noauth", config.Neutron{AuthType: "noauth", URL: "http://n:9696"}, nil},
-		{"Token", config.Neutron{AuthType: "token", AuthURL: "http://k:5000/v3", Token: "t"}, nil},
+		{"NoauthNeedsURL", Options{Auth: openstack.Options{AuthType: "none"}}, ErrOptions},
+		{"PasswordNeedsAuthURL", Options{Auth: openstack.Options{AuthType: "password"}, URL: "http://n:9696"}, ErrOptions},
+		{"UnknownAuthType", Options{Auth: openstack.Options{AuthType: "kerberos"}, URL: "http://n:9696"}, ErrOptions},
+		{"Noauth", Options{Auth: openstack.Options{AuthType: "noauth"}, URL: "http://n:9696"}, nil},
+		{"Token", Options{Auth: openstack.Options{AuthType: "token", AuthURL: "http://k:5000/v3", Token: "t"}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := New(tc.cfg, nil)
+			_, err := New(tc.o)
 			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
 				t.Errorf("New = %v, want %v", err, tc.want)
 			}
@@ -154,7 +154,7 @@ func TestClient_URLWithVersionSuffix(t *testing.T) {
 	f := &fakeAPI{answers: map[string][]answer{}}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
-	c, err := New(config.Neutron{URL: srv.URL + "/v2.0/", AuthType: "none"}, nil)
+	c, err := New(Options{URL: srv.URL + "/v2.0/", Auth: openstack.Options{AuthType: "none"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,9 +177,9 @@ func TestFindNetwork(t *testing.T) {
 		{name: "ByUUID", arg: netUUID, byID: answer{200, `{"network": {"id": "` + netUUID + `", "name": "x", "provider:physical_network": "physnet1"}}`, false}, wantID: netUUID},
 		{name: "ByName", arg: "insp", byName: answer{200, `{"networks": [{"id": "n1", "name": "insp"}]}`, false}, wantID: "n1"},
 		{name: "UUIDShapedName", arg: netUUID, byID: notFound, byName: answer{200, `{"networks": [{"id": "n2", "name": "` + netUUID + `"}]}`, false}, wantID: "n2"},
-		{name: "NotFound", arg: "insp", byName: answer{200, `{"networks": []}`, false}, wantErr: []error{driver.ErrInvalidParameter, ErrNotFound}},
-		{name: "UUIDNotFound", arg: netUUID, byID: notFound, byName: answer{200, `{"networks": []}`, false}, wantErr: []error{driver.ErrInvalidParameter, ErrNotFound}},
-		{name: "Ambiguous", arg: "insp", byName: answer{200, `{"networks": [{"id": "n1", "name": "insp"}, {"id": "n2", "name": "insp"}]}`, false}, wantErr: []error{driver.ErrInvalidParameter}},
+		{name: "NotFound", arg: "insp", byName: answer{200, `{"networks": []}`, false}, wantErr: []error{ErrNotFound}},
+		{name: "UUIDNotFound", arg: netUUID, byID: notFound, byName: answer{200, `{"networks": []}`, false}, wantErr: []error{ErrNotFound}},
+		{name: "Ambiguous", arg: "insp", byName: answer{200, `{"networks": [{"id": "n1", "name": "insp"}, {"id": "n2", "name": "insp"}]}`, false}},
 		{name: "ServerError", arg: "insp", byName: answer{500, `{"NeutronError": {"type": "Boom", "message": "boom", "detail": ""}}`, false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,8 +205,12 @@ func TestFindNetwork(t *testing.T) {
 					t.Errorf("error %v does not wrap %v", err, want)
 				}
 			}
-			if tc.name == "ServerError" && errors.Is(err, driver.ErrInvalidParameter) {
-				t.Errorf("a server error %v must not read as a validation error", err)
+			_, ambiguous := errors.AsType[*AmbiguousError](err)
+			if ambiguous != (tc.name == "Ambiguous") {
+				t.Errorf("error %v: ambiguous %t", err, ambiguous)
+			}
+			if tc.name == "ServerError" && errors.Is(err, ErrNotFound) {
+				t.Errorf("a server error %v must not read as not found", err)
 			}
 		})
 	}
@@ -256,7 +260,7 @@ func TestClient_TimeoutPerRequest(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(block)
-	c, err := New(config.Neutron{URL: srv.URL, AuthType: "none", Timeout: 1, Retries: 0}, nil)
+	c, err := New(Options{URL: srv.URL, Auth: openstack.Options{AuthType: "none"}, Timeout: time.Second, Retries: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +300,7 @@ func TestCreateAndUpdatePort_Bodies(t *testing.T) {
 	p, err := c.CreatePort(ctx, PortCreate{
 		NetworkID: netUUID, DeviceID: "node-1", VNICType: "baremetal", AdminStateUp: true,
 		SecurityGroups: []string{"sg-1"}, NoFixedIPs: true,
-		ExtraDHCPOpts: []driver.DHCPOption{{Name: "61", Value: "ff:00"}},
+		ExtraDHCPOpts: []dhcpopt.Option{{Name: "61", Value: "ff:00"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +325,7 @@ func TestCreateAndUpdatePort_Bodies(t *testing.T) {
 	if _, err := c.UpdatePort(ctx, portUUID, PortUpdate{
 		DeviceOwner: &owner, HostID: &host, MACAddress: &mac,
 		Profile:       map[string]any{"local_link_information": []any{llc}},
-		ExtraDHCPOpts: []driver.DHCPOption{{Name: "tag:ipxe,67", Value: "http://x/boot.ipxe", IPVersion: 4}},
+		ExtraDHCPOpts: []dhcpopt.Option{{Name: "tag:ipxe,67", Value: "http://x/boot.ipxe", IPVersion: 4}},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -399,10 +403,10 @@ func TestClient_KeystonePassword(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"networks": [{"id": "n1", "name": "insp"}]}`)
 	})
-	c, err := New(config.Neutron{
+	c, err := New(Options{Auth: openstack.Options{
 		AuthType: "password", AuthURL: srv.URL + "/v3", Username: "ironic", Password: "secret",
 		UserDomainName: "Default", ProjectName: "service", ProjectDomainName: "Default", RegionName: "RegionOne",
-	}, nil)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,15 +9,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/dhcpopt"
 )
 
 type fakePorts struct {
 	ports   map[string]Port
 	getErr  map[string]error
 	updErr  map[string]error
-	updates map[string][]driver.DHCPOption
+	updates map[string][]dhcpopt.Option
 }
 
 func (f *fakePorts) GetPort(_ context.Context, id string) (Port, error) {
@@ -36,13 +35,13 @@ func (f *fakePorts) UpdatePort(_ context.Context, id string, u PortUpdate) (Port
 		return Port{}, err
 	}
 	if f.updates == nil {
-		f.updates = map[string][]driver.DHCPOption{}
+		f.updates = map[string][]dhcpopt.Option{}
 	}
 	f.updates[id] = u.ExtraDHCPOpts
 	return f.ports[id], nil
 }
 
-var bootOpts = []driver.DHCPOption{
+var bootOpts = []dhcpopt.Option{
 	{Name: "tag:!ipxe,67", Value: "undionly.kpxe", IPVersion: 4},
 	{Name: "tag:ipxe,67", Value: "http://10.0.0.1:8080/boot.ipxe", IPVersion: 4},
 	{Name: "66", Value: "10.0.0.1"}, // no version: IPv4
@@ -50,12 +49,12 @@ var bootOpts = []driver.DHCPOption{
 }
 
 func TestFilterDHCPOptions_KeepsThePortsIPVersions(t *testing.T) {
-	v4 := []driver.DHCPOption{bootOpts[0], bootOpts[1], bootOpts[2]}
-	v6 := []driver.DHCPOption{bootOpts[3]}
+	v4 := []dhcpopt.Option{bootOpts[0], bootOpts[1], bootOpts[2]}
+	v6 := []dhcpopt.Option{bootOpts[3]}
 	for _, tc := range []struct {
 		name string
 		ips  []FixedIP
-		want []driver.DHCPOption
+		want []dhcpopt.Option
 	}{
 		{"IPv4", []FixedIP{{IPAddress: "10.0.0.5"}}, v4},
 		{"IPv6", []FixedIP{{IPAddress: "fd00::5"}}, v6},
@@ -71,16 +70,12 @@ func TestFilterDHCPOptions_KeepsThePortsIPVersions(t *testing.T) {
 	}
 }
 
-func dhcpTask(vifs ...string) *driver.Task {
-	t := &driver.Task{Node: &baremetal.Node{UUID: "node-1"}}
-	for i, v := range vifs {
-		p := &baremetal.Port{UUID: string(rune('a' + i)), InternalInfo: baremetal.JSON{}}
-		if v != "" {
-			p.InternalInfo[driver.InspectionVIFKey] = v
-		}
-		t.Ports = append(t.Ports, p)
+func vifs(ids ...string) []VIF {
+	var out []VIF
+	for i, id := range ids {
+		out = append(out, VIF{Port: string(rune('a' + i)), ID: id})
 	}
-	return t
+	return out
 }
 
 func TestUpdateDHCPOptions_SetsOptionsOnEachVIF(t *testing.T) {
@@ -88,11 +83,10 @@ func TestUpdateDHCPOptions_SetsOptionsOnEachVIF(t *testing.T) {
 		"vif-4": {ID: "vif-4", FixedIPs: []FixedIP{{IPAddress: "10.0.0.5"}}},
 		"vif-6": {ID: "vif-6", FixedIPs: []FixedIP{{IPAddress: "fd00::6"}}},
 	}}
-	task := dhcpTask("vif-4", "", "vif-6")
-	if err := NewDHCPProvider(f, 0).UpdateDHCPOptions(context.Background(), task, bootOpts); err != nil {
+	if err := NewDHCPProvider(f, 0).UpdateDHCPOptions(context.Background(), "node-1", vifs("vif-4", "vif-6"), bootOpts, nil); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]driver.DHCPOption{"vif-4": bootOpts[:3], "vif-6": bootOpts[3:]}
+	want := map[string][]dhcpopt.Option{"vif-4": bootOpts[:3], "vif-6": bootOpts[3:]}
 	if diff := cmp.Diff(want, f.updates); diff != "" {
 		t.Errorf("updates (-want +got):\n%s", diff)
 	}
@@ -108,7 +102,7 @@ func TestUpdateDHCPOptions_Failures(t *testing.T) {
 		updErr  map[string]error
 		wantErr bool
 	}{
-		{name: "NoVIF", vifs: []string{"", ""}, wantErr: true},
+		{name: "NoVIF", wantErr: true},
 		{name: "SomeFail", vifs: []string{"vif-1", "vif-2"}, updErr: map[string]error{"vif-1": boom}},
 		{name: "AllFail", vifs: []string{"vif-1", "vif-2"}, updErr: map[string]error{"vif-1": boom, "vif-2": boom}, wantErr: true},
 		{name: "PortGone", vifs: []string{"vif-gone"}, wantErr: true},
@@ -116,7 +110,7 @@ func TestUpdateDHCPOptions_Failures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakePorts{ports: ports, getErr: tc.getErr, updErr: tc.updErr}
-			err := NewDHCPProvider(f, 0).UpdateDHCPOptions(context.Background(), dhcpTask(tc.vifs...), bootOpts)
+			err := NewDHCPProvider(f, 0).UpdateDHCPOptions(context.Background(), "node-1", vifs(tc.vifs...), bootOpts, nil)
 			if (err != nil) != tc.wantErr {
 				t.Errorf("UpdateDHCPOptions = %v, want error: %v", err, tc.wantErr)
 			}
@@ -128,7 +122,7 @@ func TestUpdateDHCPOptions_WaitsPortSetupDelay(t *testing.T) {
 	f := &fakePorts{ports: map[string]Port{"vif-1": {ID: "vif-1"}}}
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		if err := NewDHCPProvider(f, 15*time.Second).UpdateDHCPOptions(context.Background(), dhcpTask("vif-1"), bootOpts); err != nil {
+		if err := NewDHCPProvider(f, 15*time.Second).UpdateDHCPOptions(context.Background(), "node-1", vifs("vif-1"), bootOpts, nil); err != nil {
 			t.Fatal(err)
 		}
 		if waited := time.Since(start); waited != 15*time.Second {
@@ -139,7 +133,7 @@ func TestUpdateDHCPOptions_WaitsPortSetupDelay(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		start := time.Now()
-		err := NewDHCPProvider(f, time.Minute).UpdateDHCPOptions(ctx, dhcpTask("vif-1"), bootOpts)
+		err := NewDHCPProvider(f, time.Minute).UpdateDHCPOptions(ctx, "node-1", vifs("vif-1"), bootOpts, nil)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("UpdateDHCPOptions = %v, want the context's error", err)
 		}

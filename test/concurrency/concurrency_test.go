@@ -31,10 +31,11 @@ import (
 
 	"github.com/ferrometal/ferro/internal/api/ironic"
 	"github.com/ferrometal/ferro/internal/conductor"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
+	"github.com/ferrometal/ferro/internal/driver/ipmi"
 	"github.com/ferrometal/ferro/internal/driver/network"
+	"github.com/ferrometal/ferro/internal/driver/redfish"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 )
 
@@ -133,15 +134,9 @@ func newRig(t *testing.T) *rig {
 	}
 	t.Cleanup(func() { db.Close() })
 
-	cfg := config.Defaults()
-	cfg.Default.Host = host
-	enabled, defaults := map[string][]string{}, map[string]string{}
-	for _, k := range driver.Kinds {
-		enabled[k] = cfg.Default.Enabled(k)
-		defaults[k] = cfg.Default.DefaultFor(k)
-	}
 	r := &rig{power: newGate(), insp: newGate()}
-	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
+	types := []driver.HardwareType{fake.HardwareType, ipmi.HardwareType, redfish.HardwareType}
+	reg := driver.NewRegistry(types, driver.EnableAll(types))
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
 	// fake-hardware nodes get the "fake" interfaces; here they block on demand.
@@ -149,7 +144,9 @@ func newRig(t *testing.T) *rig {
 	reg.RegisterInspect("fake", gatedInspect{g: r.insp})
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log})
+	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Log: log, Host: host, Workers: 100,
+		PowerTimeout: time.Minute, HeartbeatInterval: 10 * time.Second, StatusCheckPeriod: time.Minute,
+		CheckProvisionStateInterval: time.Minute, HeartbeatTimeout: time.Minute, InspectWaitTimeout: 30 * time.Minute})
 	if err := cond.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +168,7 @@ func newRig(t *testing.T) *rig {
 		}
 	})
 
-	srv := httptest.NewServer(ironic.New(ironic.Options{Store: db, Conductor: cond, Config: cfg, Log: log}))
+	srv := httptest.NewServer(ironic.New(ironic.Options{Store: db, Conductor: cond, Log: log, MaxLimit: 1000, HeartbeatTimeout: time.Minute, Host: host}))
 	t.Cleanup(srv.Close)
 	r.api = newAPI(t, srv.URL)
 	return r

@@ -16,6 +16,7 @@ import (
 
 	bmc "github.com/ferrometal/ferro/internal/bmc/redfish"
 	"github.com/ferrometal/ferro/internal/bmc/redfish/redfishtest"
+	rfdriver "github.com/ferrometal/ferro/internal/driver/redfish"
 	"github.com/ferrometal/ferro/internal/ramdisk"
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 	"github.com/ferrometal/ferro/internal/testing/vbmctest"
@@ -121,7 +122,7 @@ func TestRedfishVirtualMedia_ManagedInspection(t *testing.T) {
 	}
 	client := bmc.New(bmc.Options{ConnectionAttempts: 2, ConnectionRetryInterval: time.Millisecond})
 	defer client.Close()
-	ep, _ := bmc.ParseDriverInfo(info, "auto")
+	ep, _ := rfdriver.ParseDriverInfo(info, "auto")
 	ctx := context.Background()
 	cds, err := client.CDs(ctx, ep)
 	if err != nil || len(cds) != 1 || !cds[0].Inserted || !strings.HasPrefix(cds[0].Image, l.httpBase+"/vmedia/"+n.uuid+"/") {
@@ -353,7 +354,7 @@ func TestRedfishVirtualMedia_AbortEjects(t *testing.T) {
 	l.inspect(n)
 	client := bmc.New(bmc.Options{ConnectionAttempts: 2, ConnectionRetryInterval: time.Millisecond})
 	defer client.Close()
-	ep, _ := bmc.ParseDriverInfo(info, "auto")
+	ep, _ := rfdriver.ParseDriverInfo(info, "auto")
 	ctx := context.Background()
 	if cds, err := client.CDs(ctx, ep); err != nil || !cds[0].Inserted {
 		t.Fatalf("CD in inspect wait: %+v, %v", cds, err)
@@ -388,7 +389,7 @@ func TestRedfishVirtualMedia_TimeoutEjects(t *testing.T) {
 	}
 	client := bmc.New(bmc.Options{ConnectionAttempts: 2, ConnectionRetryInterval: time.Millisecond})
 	defer client.Close()
-	ep, _ := bmc.ParseDriverInfo(info, "auto")
+	ep, _ := rfdriver.ParseDriverInfo(info, "auto")
 	if cds, err := client.CDs(context.Background(), ep); err != nil || cds[0].Inserted || cds[0].Image != "" {
 		t.Errorf("CD after the timeout: %+v, %v", cds, err)
 	}

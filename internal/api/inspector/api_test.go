@@ -17,7 +17,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/inspector"
 )
 
@@ -290,7 +289,7 @@ func TestStart_Refusals(t *testing.T) {
 }
 
 func TestStart_ManagedBootRefusedWhenInstallationCannotManageBoot(t *testing.T) {
-	r := newRig(t, func(c *config.Config) { c.Inspector.CanManageBoot = false })
+	r := newRig(t, func(o *inspector.Options) { o.CanManageBoot = false })
 	n := r.node(t, nodeSpec{macs: []string{"52:54:00:00:00:01"}})
 	err := introspection.StartIntrospection(t.Context(), r.client, n.UUID, introspection.StartOpts{}).ExtractErr()
 	if statusCode(err) != http.StatusBadRequest {
@@ -486,7 +485,7 @@ func TestGophercloud_DataUnprocessedDataAndReapply(t *testing.T) {
 }
 
 func TestData_NotStoredWhenStoreDataIsNone(t *testing.T) {
-	r := newRig(t, func(c *config.Config) { c.Processing.StoreData = "none" })
+	r := newRig(t, func(o *inspector.Options) { o.StoreData = false })
 	n := r.node(t, nodeSpec{macs: []string{"3c:fd:fe:11:22:30"}})
 	r.start(t, n.UUID, false, "")
 	if resp := r.continueReport(t, referencePayload(t), ""); resp.status != http.StatusOK {

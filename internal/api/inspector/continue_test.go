@@ -13,7 +13,6 @@ import (
 
 	inspectorapi "github.com/ferrometal/ferro/internal/api/inspector"
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/inspector"
 )
 
@@ -384,9 +383,9 @@ func TestContinue_Fixtures(t *testing.T) {
 		},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			r := newRig(t, func(c *config.Config) {
+			r := newRig(t, func(o *inspector.Options) {
 				if tc.addPorts != "" {
-					c.Processing.AddPorts = tc.addPorts
+					o.HookConfig.AddPorts = tc.addPorts
 				}
 			})
 			n := r.node(t, nodeSpec{macs: tc.macs})

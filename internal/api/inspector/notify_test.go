@@ -27,8 +27,8 @@ const notifyDeadline = 10 * time.Second
 // inspect interface and starts inspection through the conductor.
 func (r *rig) inspectNode(t *testing.T, boot string, macs ...string) *baremetal.Node {
 	t.Helper()
-	if r.cfg.Inspector.StatusCheckPeriod < 3600 {
-		t.Fatalf("status_check_period %d s would let a poll finish the inspection", r.cfg.Inspector.StatusCheckPeriod)
+	if r.condOpts.StatusCheckPeriod < time.Hour {
+		t.Fatalf("status_check_period %v would let a poll finish the inspection", r.condOpts.StatusCheckPeriod)
 	}
 	n := r.node(t, nodeSpec{macs: macs, interfaces: map[string]string{"inspect": "inspector", "boot": boot}})
 	if err := r.cond.DoProvisionAction(context.Background(), n.UUID, conductor.VerbInspect); err != nil {

@@ -24,13 +24,14 @@ import (
 
 	inspectorapi "github.com/ferrometal/ferro/internal/api/inspector"
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/callback"
 	"github.com/ferrometal/ferro/internal/conductor"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/inspect"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/inspector"
+	"github.com/ferrometal/ferro/internal/inspector/hooks"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 )
@@ -41,14 +42,14 @@ import (
 // conductor's "inspector" inspect interface reaches the same API through
 // inspect.HandlerTransport, as all-in-one `ferro serve` wires it.
 type rig struct {
-	store   store.Store
-	cfg     *config.Config
-	cond    *conductor.Conductor
-	svc     *inspector.Service
-	api     http.Handler
-	srv     *httptest.Server
-	client  *gophercloud.ServiceClient // gophercloud baremetalintrospection, noauth
-	capture *captureBoot
+	store    store.Store
+	condOpts conductor.Options
+	cond     *conductor.Conductor
+	svc      *inspector.Service
+	api      http.Handler
+	srv      *httptest.Server
+	client   *gophercloud.ServiceClient // gophercloud baremetalintrospection, noauth
+	capture  *captureBoot
 }
 
 // captureBoot is the fake boot interface that records the kernel parameters
@@ -86,9 +87,9 @@ func (c *captureBoot) param(nodeUUID, key string) string {
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// newRig starts the parts; tweak changes the configuration before anything
-// reads it.
-func newRig(t *testing.T, tweak ...func(*config.Config)) *rig {
+// newRig starts the parts; tweak changes the inspector's options before
+// anything reads them.
+func newRig(t *testing.T, tweak ...func(*inspector.Options)) *rig {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
@@ -97,29 +98,11 @@ func newRig(t *testing.T, tweak ...func(*config.Config)) *rig {
 	}
 	t.Cleanup(func() { db.Close() })
 
-	cfg := config.Defaults()
-	cfg.Default.Host = "c1"
-	cfg.Conductor.WorkersPoolSize = 4
-	cfg.Conductor.HeartbeatInterval = 0
-	cfg.Conductor.CheckProvisionStateInterval = 0
-	// Huge: completion must come from the inspector's notification, not a poll.
-	cfg.Inspector.StatusCheckPeriod = 86400
-	cfg.Inspector.IntrospectionDelay = 0
-	cfg.Inspector.AllowLoopbackCallback = true
-	// The rig's agent presents the token: managed inspections issue one.
-	cfg.Inspector.Agent = inspect.AgentFerro
-	for _, f := range tweak {
-		f(cfg)
-	}
-
-	r := &rig{store: db, cfg: cfg, capture: &captureBoot{params: map[string]driver.RamdiskParams{}}}
-	enabled := map[string][]string{}
-	for _, k := range driver.Kinds {
-		enabled[k] = cfg.Default.Enabled(k)
-	}
-	enabled["boot"] = append(enabled["boot"], "capture", "unmanaged")
-	enabled["inspect"] = append(enabled["inspect"], "inspector")
-	reg := driver.NewRegistry([]string{"fake-hardware"}, enabled, nil)
+	r := &rig{store: db, capture: &captureBoot{params: map[string]driver.RamdiskParams{}}}
+	types := []driver.HardwareType{fake.HardwareType}
+	enabled := driver.EnableAll(types)
+	enabled.Interfaces["boot"] = append(enabled.Interfaces["boot"], "capture", "unmanaged")
+	reg := driver.NewRegistry(types, enabled)
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
 	reg.RegisterBoot("capture", r.capture)
@@ -132,9 +115,16 @@ func newRig(t *testing.T, tweak ...func(*config.Config)) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg.RegisterInspect("inspector", inspect.New(cfg, ic, db, quietLog()))
+	// The rig's agent presents the token: managed inspections issue one.
+	reg.RegisterInspect("inspector", inspect.New(inspect.Options{Client: ic, Inventory: db,
+		Callback:              callback.Settings{ListenAddress: "127.0.0.1", ListenPort: 5050},
+		AllowLoopbackCallback: true, PowerOff: true, Agent: inspect.AgentFerro, PowerTimeout: time.Minute}))
 
-	r.cond = conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: quietLog()})
+	r.condOpts = conductor.Options{Store: db, Registry: reg, Log: quietLog(), Host: "c1", Workers: 4,
+		PowerTimeout: time.Minute, HeartbeatTimeout: time.Minute, InspectWaitTimeout: 30 * time.Minute,
+		// Huge: completion must come from the inspector's notification, not a poll.
+		StatusCheckPeriod: 24 * time.Hour}
+	r.cond = conductor.New(r.condOpts)
 	if err := r.cond.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -147,13 +137,19 @@ func newRig(t *testing.T, tweak ...func(*config.Config)) *rig {
 	})
 
 	bm := &inspector.Local{Store: db, Locker: r.cond, Power: r.cond, LockedNodeErr: conductor.ErrNodeLocked}
-	r.svc, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: quietLog(),
-		Notify: r.cond.NotifyInspectionFinished})
+	// The inspector's defaults, without the delay before a managed boot.
+	so := inspector.Options{Store: db, BareMetal: bm, Log: quietLog(), Notify: r.cond.NotifyInspectionFinished,
+		Hooks: hooks.Default, HookConfig: hooks.DefaultConfig(), StoreData: true,
+		RamdiskLogsFilenameFormat: "{uuid}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz", CanManageBoot: true, Timeout: time.Hour}
+	for _, f := range tweak {
+		f(&so)
+	}
+	r.svc, err = inspector.New(so)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.svc.Close)
-	r.api = inspectorapi.New(inspectorapi.Options{Service: r.svc, Rules: db, Log: quietLog(), MaxLimit: cfg.API.MaxLimit})
+	r.api = inspectorapi.New(inspectorapi.Options{Service: r.svc, Rules: db, Log: quietLog(), MaxLimit: 1000})
 
 	transport := &http.Transport{}
 	r.srv = httptest.NewServer(r.api)

@@ -16,7 +16,7 @@ import (
 // benchEnv is newEnv for benchmarks.
 func benchEnv(b *testing.B) *env {
 	e := newEnv(b)
-	e.h = New(Options{Store: e.store, Conductor: e.cond, Config: e.cfg})
+	e.h = New(e.opts)
 	return e
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
 
 	"github.com/ferrometal/ferro/internal/conductor"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/network"
@@ -27,26 +26,21 @@ import (
 // drivers over SQLite, as `ferro serve` wires them.
 func realConductorClient(t *testing.T) (*gophercloud.ServiceClient, *sql.DB) {
 	t.Helper()
-	cfg := config.Defaults()
-	cfg.Default.Host = "conductor-under-test"
 	db, err := sql.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	enabled := map[string][]string{}
-	defaults := map[string]string{}
-	for _, kind := range driver.Kinds {
-		enabled[kind] = cfg.Default.Enabled(kind)
-		defaults[kind] = cfg.Default.DefaultFor(kind)
-	}
-	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
+	reg := driver.NewRegistry(testHardwareTypes, driver.EnableAll(testHardwareTypes))
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
-	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg})
+	// [conductor]'s defaults.
+	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Host: "conductor-under-test", Workers: 100,
+		PowerTimeout: time.Minute, HeartbeatInterval: 10 * time.Second, StatusCheckPeriod: time.Minute,
+		CheckProvisionStateInterval: time.Minute, HeartbeatTimeout: time.Minute, InspectWaitTimeout: 30 * time.Minute})
 	if err := cond.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(Options{Store: db, Conductor: cond, Config: cfg}))
+	srv := httptest.NewServer(New(Options{Store: db, Conductor: cond, MaxLimit: 1000, HeartbeatTimeout: time.Minute, Host: "conductor-under-test"}))
 	transport := &http.Transport{}
 	t.Cleanup(func() {
 		transport.CloseIdleConnections()

@@ -36,7 +36,7 @@ func (s *server) conductorSnapshot() *conductorSnapshot {
 	if err != nil {
 		s.log.Warn("cannot list conductors", "error", err)
 	}
-	timeout := time.Duration(s.cfg.Conductor.HeartbeatTimeout) * time.Second
+	timeout := s.opts.HeartbeatTimeout
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
@@ -87,8 +87,8 @@ func (c *conductorSnapshot) hostsFor(s *server, hwType string) []string {
 			hosts = append(hosts, cd.Hostname)
 		}
 	}
-	if len(hosts) == 0 && len(c.alive) == 0 && s.cfg.Default.Host != "" {
-		hosts = append(hosts, s.cfg.Default.Host)
+	if len(hosts) == 0 && len(c.alive) == 0 && s.opts.Host != "" {
+		hosts = append(hosts, s.opts.Host)
 	}
 	return hosts
 }

@@ -116,68 +116,21 @@ func (s *server) getDriver(rq *request) error {
 	return rq.writeJSON(http.StatusOK, s.appendDriver(make([]byte, 0, 2048), name, hosts, rq, true))
 }
 
-// driverProperties describes the driver_info keys each interface reads,
-// as Ironic's GET /v1/drivers/{driver}/properties lists them.
-var driverProperties = map[string]map[string]string{
-	"common": {
-		"deploy_kernel":                 "UUID (from Glance) of the deployment kernel. Required.",
-		"deploy_ramdisk":                "UUID (from Glance) of the ramdisk with agent that is used at deploy time. Required.",
-		"inspector_extra_kernel_params": "Extra kernel parameters for the inspection ramdisk, appended after [inspector]extra_kernel_params. Optional.",
-		"inspection_network":            "Neutron network (UUID or name) to put the node's ports on during inspection. Optional.",
-		"force_persistent_boot_device":  "Controls the persistency of boot order changes. 'Always' will make all changes persistent, 'Default' will make all but the final one upon instance deployment non-persistent, and 'Never' will make no persistent changes at all. The old values 'True' and 'False' are still supported but deprecated in favor of the new ones.Defaults to 'Default'. Optional.",
-		"bootloader":                    "URL or Glance UUID of the EFI system partition image containing EFI boot loader. Optional.",
-		"kernel_append_params":          "Additional kernel parameters to pass down to instance kernel. These parameters can be consumed by the kernel or by the applications by reading /proc/cmdline. Mind severe cmdline size limit. Overrides [pxe]/kernel_append_params ironic option. Optional.",
-		"deploy_forces_oob_reboot":      "Whether Ironic should force a reboot of the Node via the out-of-band channel after deployment is complete. Provides compatibility with older deploy ramdisks. Defaults to False. Optional.",
-		"cleaning_network":              "Neutron network UUID or name for the ramdisk to be booted into for cleaning nodes. Required for \"neutron\" network interface. It is also required if cleaning nodes when using \"flat\" network interface or \"neutron\" DHCP provider. If a name is provided, it must be unique among all networks or cleaning will fail.",
-		"provisioning_network":          "Neutron network UUID or name for the ramdisk to be booted into for provisioning nodes. Required for \"neutron\" network interface. If a name is provided, it must be unique among all networks or deploy will fail.",
-		"agent_verify_ca":               "Either a Boolean value, a path to a CA_BUNDLE file or directory with certificates of trusted CAs. If set to True ironic will verify the agent's certificate; if False the driver will ignore verifying the SSL certificate. If it's a path the driver will use the specified certificate or one of the certificates in the directory. Defaults to True. Optional",
-	},
-	"ipmi": {
-		"ipmi_address":          "IP address or hostname of the node. Required.",
-		"ipmi_username":         "username; default is NULL user. Optional.",
-		"ipmi_password":         "password. Optional.",
-		"ipmi_port":             "remote IPMI RMCP port. Optional.",
-		"ipmi_priv_level":       "privilege level; default is ADMINISTRATOR. One of ADMINISTRATOR, CALLBACK, OPERATOR, USER. Optional.",
-		"ipmi_protocol_version": "the version of the IPMI protocol; default is \"2.0\". One of \"1.5\", \"2.0\". Optional.",
-		"ipmi_bridging":         "bridging_type; default is \"no\". One of \"single\", \"dual\", \"no\". Optional.",
-		"ipmi_cipher_suite":     "The number of a cipher suite to use. Only 3 (AES-128 with SHA1) or 17 (AES-128 with SHA256) should ever be used; 17 is preferred. The default value depends on the ipmitool version, some recent versions have switched from 3 to 17. Optional.",
-		"ipmi_terminal_port":    "node's UDP port to connect to. Only required for console access.",
-	},
-	"redfish": {
-		"redfish_address":    "The URL address to the Redfish controller. It must include the authority portion of the URL. If the scheme is missing, https is assumed. For example: https://mgmt.vendor.com. Required",
-		"redfish_system_id":  "The canonical path to the ComputerSystem resource that the driver will interact with. It should include the root service, version and the unique resource path to a ComputerSystem within the same authority as the redfish_address property. For example: /redfish/v1/Systems/1. This property is only required if target BMC manages more than one ComputerSystem. Otherwise ironic will pick the only available ComputerSystem automatically. Optional",
-		"redfish_username":   "User account with admin/server-profile access privilege. Although this property is not mandatory it's highly recommended to set a username. Optional",
-		"redfish_password":   "User account password. Although this property is not mandatory, it's highly recommended to set a password. Optional",
-		"redfish_verify_ca":  "Either a Boolean value, a path to a CA_BUNDLE file or directory with certificates of trusted CAs. If set to True the driver will verify the host certificates; if False the driver will ignore verifying the SSL certificate. If it's a path the driver will use the specified certificate or one of the certificates in the directory. Defaults to True. Optional",
-		"redfish_auth_type":  "Redfish HTTP client authentication method. Can be \"basic\", \"session\" or \"auto\". The \"auto\" mode first tries \"session\" and falls back to \"basic\" if session authentication is not supported by the Redfish BMC. Default is set in ironic config as [redfish]auth_type. Optional",
-		"redfish_kernel_id":  "URL or Glance UUID of the deployment kernel for virtual media boot. Optional",
-		"redfish_ramdisk_id": "URL or Glance UUID of the deployment ramdisk for virtual media boot. Optional",
-		"redfish_deploy_iso": "URL or Glance UUID of the deployment ISO. Optional",
-	},
-}
-
-// getDriverProperties is GET /v1/drivers/{driver}/properties.
+// getDriverProperties is GET /v1/drivers/{driver}/properties: the
+// driver_info keys the hardware type reads, as its folder describes them
+// (driver.Registry.Properties).
 func (s *server) getDriverProperties(rq *request) error {
 	if _, err := rq.queryArgs(); err != nil {
 		return err
 	}
 	name := rq.r.PathValue("driver")
-	if _, ok := s.cond.Registry().HardwareType(name); !ok {
+	list, ok := s.cond.Registry().Properties(name)
+	if !ok {
 		return driverNotFound(name)
 	}
-	props := map[string]any{}
-	for k, v := range driverProperties["common"] {
-		props[k] = v
-	}
-	for k, v := range driverProperties[name] {
-		props[k] = v
-	}
-	if name == "fake-hardware" {
-		for _, hw := range []string{"ipmi", "redfish"} {
-			for k, v := range driverProperties[hw] {
-				props[k] = v
-			}
-		}
+	props := make(map[string]any, len(list))
+	for _, p := range list {
+		props[p.Name] = p.Description
 	}
 	return rq.writeJSON(http.StatusOK, appendMap(make([]byte, 0, 4096), props, nil))
 }

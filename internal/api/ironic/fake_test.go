@@ -19,8 +19,10 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/conductor"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/fake"
+	"github.com/ferrometal/ferro/internal/driver/ipmi"
+	"github.com/ferrometal/ferro/internal/driver/redfish"
 	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
 	"github.com/ferrometal/ferro/internal/store/sql"
@@ -235,35 +237,32 @@ type env struct {
 	h     http.Handler
 	store store.Store
 	cond  *fakeConductor
-	cfg   *config.Config
-	logs  *bytes.Buffer
+	// opts are the handler's options, without a logger.
+	opts Options
+	logs *bytes.Buffer
 }
 
 // newEnv starts the API over a fresh SQLite store in t.TempDir().
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	cfg := config.Defaults()
-	cfg.Default.Host = "test-host"
-	cfg.Default.DefaultResourceClass = "baremetal"
-	cfg.API.PublicEndpoint = "http://ferro.test:6385"
 	db, err := sql.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	enabled := map[string][]string{}
-	defaults := map[string]string{}
-	for _, kind := range driver.Kinds {
-		enabled[kind] = cfg.Default.Enabled(kind)
-		defaults[kind] = cfg.Default.DefaultFor(kind)
-	}
-	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
+	reg := driver.NewRegistry(testHardwareTypes, driver.EnableAll(testHardwareTypes))
 	fc := newFakeConductor(db, reg)
 	logs := &bytes.Buffer{}
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil))
-	h := New(Options{Store: db, Conductor: fc, Config: cfg, Log: log, Version: "test"})
-	return &env{t: t, h: h, store: db, cond: fc, cfg: cfg, logs: logs}
+	o := Options{Store: db, Conductor: fc, MaxLimit: 1000, PublicEndpoint: "http://ferro.test:6385",
+		HeartbeatTimeout: time.Minute, Host: "test-host", DefaultResourceClass: "baremetal"}
+	ho := o
+	ho.Log, ho.Version = log, "test"
+	return &env{t: t, h: New(ho), store: db, cond: fc, opts: o, logs: logs}
 }
+
+// testHardwareTypes are ferro's hardware types.
+var testHardwareTypes = []driver.HardwareType{fake.HardwareType, ipmi.HardwareType, redfish.HardwareType}
 
 type lockedWriter struct {
 	mu sync.Mutex

@@ -31,8 +31,8 @@ import (
 func gopherEnv(t *testing.T) (*env, *gophercloud.ServiceClient) {
 	t.Helper()
 	e := newEnv(t)
-	e.cfg.API.PublicEndpoint = ""
-	srv := httptest.NewServer(New(Options{Store: e.store, Conductor: e.cond, Config: e.cfg}))
+	e.opts.PublicEndpoint = ""
+	srv := httptest.NewServer(New(e.opts))
 	transport := &http.Transport{}
 	t.Cleanup(func() {
 		transport.CloseIdleConnections()
@@ -174,7 +174,7 @@ func boolPtr(b bool) *bool { return &b }
 func TestGophercloud_PagingAndFilters(t *testing.T) {
 	ctx := t.Context()
 	e, client := gopherEnv(t)
-	e.cfg.API.MaxLimit = 1000
+	e.opts.MaxLimit = 1000
 	var created []string
 	for i := range 12 {
 		rc := "small"

@@ -21,7 +21,6 @@ import (
 	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/conductor"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -54,8 +53,22 @@ type Conductor interface {
 type Options struct {
 	Store     store.Store
 	Conductor Conductor
-	Config    *config.Config
 	Log       *slog.Logger
+	// MaxLimit caps the page size of list requests ([api]max_limit);
+	// 0 means 1000.
+	MaxLimit int
+	// PublicEndpoint is the base URL put in links ([api]public_endpoint);
+	// empty means the request's scheme and host.
+	PublicEndpoint string
+	// HeartbeatTimeout is how long a conductor that stopped heart-beating
+	// still serves its drivers ([conductor]heartbeat_timeout); 0 means 60 s.
+	HeartbeatTimeout time.Duration
+	// Host is this process's conductor ([DEFAULT]host), named as the
+	// drivers' host before any conductor registered.
+	Host string
+	// DefaultResourceClass is a new node's resource_class when it names
+	// none ([DEFAULT]default_resource_class).
+	DefaultResourceClass string
 	// Version is ferro's build version, for the logs.
 	Version string
 }
@@ -67,7 +80,7 @@ const maxBodySize = 1 << 20
 type server struct {
 	store    store.Store
 	cond     Conductor
-	cfg      *config.Config
+	opts     Options
 	log      *slog.Logger
 	mux      *http.ServeMux
 	maxLimit int
@@ -80,8 +93,8 @@ type server struct {
 // New returns the Ironic API as an http.Handler. Mount it at "/".
 func New(o Options) http.Handler {
 	s := &server{
-		store: o.Store, cond: o.Conductor, cfg: o.Config, log: o.Log,
-		mux: http.NewServeMux(), maxLimit: o.Config.API.MaxLimit, now: time.Now,
+		store: o.Store, cond: o.Conductor, opts: o, log: o.Log,
+		mux: http.NewServeMux(), maxLimit: o.MaxLimit, now: time.Now,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -244,7 +257,7 @@ func (s *server) logRequest(rq *request, r *http.Request, start time.Time) {
 // baseURL is where links point: [api]public_endpoint, else the request's
 // scheme and host.
 func (s *server) baseURL(r *http.Request) string {
-	if pe := s.cfg.API.PublicEndpoint; pe != "" {
+	if pe := s.opts.PublicEndpoint; pe != "" {
 		return strings.TrimRight(pe, "/")
 	}
 	scheme := "http"

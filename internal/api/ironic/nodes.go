@@ -484,7 +484,7 @@ func (s *server) createNode(rq *request) error {
 		n.ProvisionState = states.Enroll
 	}
 	if n.ResourceClass == "" {
-		n.ResourceClass = s.cfg.Default.DefaultResourceClass
+		n.ResourceClass = s.opts.DefaultResourceClass
 	}
 	n.CreatedAt = s.now().UTC()
 	err = s.store.InTx(rq.ctx(), func(tx store.Store) error {

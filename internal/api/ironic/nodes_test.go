@@ -273,8 +273,8 @@ func TestListNodes_PagingFollowsNextLinks(t *testing.T) {
 		t.Errorf("paged nodes (-created +seen):\n%s", d)
 	}
 	// max_limit caps the page.
-	e.cfg.API.MaxLimit = 2
-	e2 := New(Options{Store: e.store, Conductor: e.cond, Config: e.cfg})
+	e.opts.MaxLimit = 2
+	e2 := New(e.opts)
 	e.h = e2
 	m := e.must(200, "GET", "/v1/nodes?limit=100", latest, nil).json(t)
 	if len(m["nodes"].([]any)) != 2 || !strings.Contains(m["next"].(string), "limit=2") {

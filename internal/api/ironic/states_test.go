@@ -351,7 +351,7 @@ func TestDriversAndConductors(t *testing.T) {
 		t.Errorf("redfish hosts (-want +got):\n%s", d)
 	}
 	// A node names its conductor.
-	e.h = New(Options{Store: e.store, Conductor: e.cond, Config: e.cfg})
+	e.h = New(e.opts)
 	n := e.createNode(map[string]any{"conductor_group": "rack1"})
 	if n["conductor"] != "c2" {
 		t.Errorf("conductor %v", n["conductor"])

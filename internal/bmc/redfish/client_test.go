@@ -20,49 +20,6 @@ import (
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 )
 
-func TestParseDriverInfo(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		info map[string]any
-		want redfish.Endpoint
-		err  error
-		msg  string
-	}{
-		{"bare host is https", map[string]any{"redfish_address": "10.0.0.5"}, redfish.Endpoint{Address: "https://10.0.0.5", AuthType: "auto"}, nil, ""},
-		{"http with port", map[string]any{"redfish_address": "http://bmc:8000", "redfish_system_id": "/redfish/v1/Systems/1",
-			"redfish_username": "u", "redfish_password": "p", "redfish_auth_type": "session", "redfish_verify_ca": "false"},
-			redfish.Endpoint{Address: "http://bmc:8000", SystemID: "/redfish/v1/Systems/1", Username: "u", Password: "p", AuthType: "session", Insecure: true}, nil, ""},
-		{"verify_ca bool", map[string]any{"redfish_address": "bmc", "redfish_verify_ca": false}, redfish.Endpoint{Address: "https://bmc", AuthType: "auto", Insecure: true}, nil, ""},
-		{"missing address", map[string]any{"redfish_username": "u"}, redfish.Endpoint{}, redfish.ErrMissingDriverInfo, "redfish_address"},
-		{"ftp", map[string]any{"redfish_address": "ftp://bmc"}, redfish.Endpoint{}, redfish.ErrInvalidDriverInfo, "must be http:// or https://"},
-		{"path", map[string]any{"redfish_address": "https://bmc/redfish/v1"}, redfish.Endpoint{}, redfish.ErrInvalidDriverInfo, "without a path"},
-		{"credentials in URL", map[string]any{"redfish_address": "https://u:secret@bmc"}, redfish.Endpoint{}, redfish.ErrInvalidDriverInfo, "must not carry credentials"},
-		{"bad auth type", map[string]any{"redfish_address": "bmc", "redfish_auth_type": "kerberos"}, redfish.Endpoint{}, redfish.ErrInvalidDriverInfo, "redfish_auth_type"},
-		{"bad verify_ca", map[string]any{"redfish_address": "bmc", "redfish_verify_ca": "/nonexistent/ca.pem"}, redfish.Endpoint{}, redfish.ErrInvalidDriverInfo, "redfish_verify_ca"},
-		{"address not a string", map[string]any{"redfish_address": 5}, redfish.Endpoint{}, redfish.ErrInvalidDriverInfo, "must be a string"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := redfish.ParseDriverInfo(tc.info, "auto")
-			if tc.err != nil {
-				if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.msg) {
-					t.Fatalf("got %v, want %v mentioning %q", err, tc.err, tc.msg)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(tc.want, got); d != "" {
-				t.Errorf("(-want +got):\n%s", d)
-			}
-		})
-	}
-	_, err := redfish.ParseDriverInfo(map[string]any{"redfish_address": "ftp://x", "redfish_password": "hunter2-secret"}, "auto")
-	if err == nil || strings.Contains(err.Error(), "hunter2-secret") {
-		t.Errorf("error %v must not be nil or carry the password", err)
-	}
-}
-
 // client returns a client with fast retries that logs into buf.
 func client(t *testing.T, attempts int) (*redfish.Client, *bytes.Buffer) {
 	var buf bytes.Buffer
@@ -73,11 +30,7 @@ func client(t *testing.T, attempts int) (*redfish.Client, *bytes.Buffer) {
 }
 
 func endpoint(b *redfishtest.Sloppy) redfish.Endpoint {
-	ep, err := redfish.ParseDriverInfo(b.DriverInfo(), "auto")
-	if err != nil {
-		panic(err)
-	}
-	return ep
+	return redfish.Endpoint{Address: b.URL, Username: redfishtest.User, Password: redfishtest.Password, AuthType: redfish.AuthAuto}
 }
 
 func TestHardware_SloppyCountsAndNoMemoryCollection(t *testing.T) {
@@ -312,19 +265,17 @@ func TestVerifyCA(t *testing.T) {
 	bmcTLS, ca := redfishtest.NewTLS(t)
 	c, log := client(t, 3)
 	ctx := context.Background()
+	// What redfish_verify_ca parses into: the system's CAs (nil, true),
+	// none (false), or a bundle file or directory.
 	for _, tc := range []struct {
-		verify any
-		ok     bool
-	}{{nil, false}, {true, false}, {"False", true}, {false, true}, {ca, true}, {filepath.Dir(ca), true}} {
-		info := bmcTLS.DriverInfo()
-		if tc.verify != nil {
-			info["redfish_verify_ca"] = tc.verify
-		}
-		ep, err := redfish.ParseDriverInfo(info, "auto")
-		if err != nil {
-			t.Fatalf("verify %v: %v", tc.verify, err)
-		}
-		_, err = c.System(ctx, ep)
+		verify   any
+		insecure bool
+		caFile   string
+		ok       bool
+	}{{nil, false, "", false}, {true, false, "", false}, {false, true, "", true}, {ca, false, ca, true}, {filepath.Dir(ca), false, filepath.Dir(ca), true}} {
+		ep := endpoint(bmcTLS)
+		ep.Insecure, ep.CAFile = tc.insecure, tc.caFile
+		_, err := c.System(ctx, ep)
 		if (err == nil) != tc.ok {
 			t.Errorf("redfish_verify_ca=%v: err %v, want ok=%v", tc.verify, err, tc.ok)
 		}

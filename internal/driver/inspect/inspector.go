@@ -10,8 +10,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/url"
 	"path"
 	"strings"
@@ -19,7 +17,6 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/callback"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/states"
 )
@@ -74,12 +71,33 @@ type InventoryStore interface {
 	SaveInventory(ctx context.Context, inv *baremetal.Inventory) error
 }
 
-// Inspector is the "inspector" inspect interface.
-type Inspector struct {
-	cfg    *config.Config
-	client Client
-	store  InventoryStore
-	log    *slog.Logger
+// Options configure the interface.
+type Options struct {
+	// Client reaches the inspector.
+	Client Client
+	// Inventory stores what the inspection found; nil stores nothing
+	// ([inventory]data_backend = none).
+	Inventory InventoryStore
+	// Callback says where the agent posts its report ([inspector]
+	// callback_endpoint_override, endpoint_override, listen_address,
+	// listen_port).
+	Callback callback.Settings
+	// AllowLoopbackCallback is [inspector]allow_loopback_callback.
+	AllowLoopbackCallback bool
+	// ExtraKernelParams is [inspector]extra_kernel_params.
+	ExtraKernelParams string
+	// RequireManagedBoot is [inspector]require_managed_boot.
+	RequireManagedBoot bool
+	// PowerOff is [inspector]power_off: power the node off when the
+	// inspection finished.
+	PowerOff bool
+	// Agent is [inspector]agent: auto, ironic-python-agent or ferro-agent.
+	Agent string
+	// DeployRamdisk is [conductor]deploy_ramdisk, which tells auto which
+	// agent a node without deploy images in driver_info boots.
+	DeployRamdisk string
+	// PowerTimeout bounds a power change ([conductor]power_state_change_timeout).
+	PowerTimeout time.Duration
 	// Progress records the inspection's phases in the node's history;
 	// nil records nothing.
 	Progress driver.ProgressRecorder
@@ -91,18 +109,18 @@ type Inspector struct {
 	Leases LeaseReleaser
 }
 
+// Inspector is the "inspector" inspect interface.
+type Inspector struct {
+	o Options
+}
+
 // LeaseReleaser releases the DHCP leases of a node.
 type LeaseReleaser interface {
 	ReleaseLeases(ctx context.Context, nodeUUID string) error
 }
 
-// New returns the interface. store may be nil when [inventory]data_backend is none.
-func New(cfg *config.Config, client Client, store InventoryStore, log *slog.Logger) *Inspector {
-	if log == nil {
-		log = slog.Default()
-	}
-	return &Inspector{cfg: cfg, client: client, store: store, log: log}
-}
+// New returns the interface.
+func New(o Options) *Inspector { return &Inspector{o: o} }
 
 // Validate checks the kernel parameters and, with
 // [inspector]require_managed_boot, that boot and network support managed
@@ -114,7 +132,7 @@ func (i *Inspector) Validate(ctx context.Context, t *driver.Task) error {
 	if _, err := i.agent(t.Node); err != nil {
 		return err
 	}
-	if i.cfg.Inspector.RequireManagedBoot {
+	if i.o.RequireManagedBoot {
 		managed, err := managesBoot(ctx, t)
 		if err != nil {
 			return err
@@ -163,7 +181,7 @@ func (i *Inspector) InspectHardware(ctx context.Context, t *driver.Task) (string
 	if err != nil {
 		return "", &driver.PhaseError{Phase: "validating boot and network", Err: err}
 	}
-	if !managed && i.cfg.Inspector.RequireManagedBoot {
+	if !managed && i.o.RequireManagedBoot {
 		return "", &driver.PhaseError{Phase: "validating boot and network",
 			Err: fmt.Errorf("managed boot is required but not possible: %w", unmanagedReason(ctx, t))}
 	}
@@ -175,7 +193,7 @@ func (i *Inspector) InspectHardware(ctx context.Context, t *driver.Task) (string
 		reason := unmanagedReason(ctx, t)
 		t.Log.Warn("inspection falls back to the inspector managing boot (unmanaged path)", "reason", reason)
 		i.record(ctx, t, driver.PhaseFallback, fmt.Sprintf("the inspector manages boot (driver_internal_info[%s]=false): %v", ManageBootKey, reason))
-		if err := i.client.Start(ctx, t.Node.UUID, true, ""); err != nil {
+		if err := i.o.Client.Start(ctx, t.Node.UUID, true, ""); err != nil {
 			delete(t.Node.DriverInternalInfo, ManageBootKey)
 			return "", &driver.PhaseError{Phase: "starting the introspection", Err: err}
 		}
@@ -215,7 +233,7 @@ func (i *Inspector) startManaged(ctx context.Context, t *driver.Task) error {
 	params = append(params, driver.RamdiskParam{Key: CallbackParam, Value: callback})
 	t.Log.Info("managed inspection starts", "agent", agent, "callback_token", token != "")
 
-	timeout := time.Duration(i.cfg.Conductor.PowerStateChangeTimeout) * time.Second
+	timeout := i.o.PowerTimeout
 	started := false
 	steps := []struct {
 		phase string
@@ -225,7 +243,7 @@ func (i *Inspector) startManaged(ctx context.Context, t *driver.Task) error {
 		{"adding the inspection network", func() error { return t.Driver.Network.AddInspectionNetwork(ctx, t) }},
 		{"preparing the ramdisk", func() error { return t.Driver.Boot.PrepareRamdisk(ctx, t, params) }},
 		{"starting the introspection", func() error {
-			if err := i.client.Start(ctx, t.Node.UUID, false, token); err != nil {
+			if err := i.o.Client.Start(ctx, t.Node.UUID, false, token); err != nil {
 				return err
 			}
 			started = true
@@ -250,7 +268,7 @@ func (i *Inspector) startManaged(ctx context.Context, t *driver.Task) error {
 			tctx := context.WithoutCancel(ctx)
 			var terrs []error
 			if started {
-				if aerr := i.client.Abort(tctx, t.Node.UUID); aerr != nil {
+				if aerr := i.o.Client.Abort(tctx, t.Node.UUID); aerr != nil {
 					terrs = append(terrs, fmt.Errorf("aborting the introspection: %w", aerr))
 				}
 			}
@@ -294,7 +312,7 @@ func (i *Inspector) teardown(ctx context.Context, t *driver.Task, powerOff bool)
 	}
 	i.releaseLeases(ctx, t)
 	if powerOff {
-		timeout := time.Duration(i.cfg.Conductor.PowerStateChangeTimeout) * time.Second
+		timeout := i.o.PowerTimeout
 		if err := i.setPower(ctx, t, baremetal.PowerOff, timeout); err != nil {
 			errs = append(errs, fmt.Errorf("powering off the node: %w", err))
 		} else {
@@ -309,18 +327,18 @@ func (i *Inspector) teardown(ctx context.Context, t *driver.Task, powerOff bool)
 // other nodes and no lease outlives the inspection. A failure is logged;
 // the sweep stays the backstop.
 func (i *Inspector) releaseLeases(ctx context.Context, t *driver.Task) {
-	if i.Leases == nil {
+	if i.o.Leases == nil {
 		return
 	}
-	if err := i.Leases.ReleaseLeases(context.WithoutCancel(ctx), t.Node.UUID); err != nil {
+	if err := i.o.Leases.ReleaseLeases(context.WithoutCancel(ctx), t.Node.UUID); err != nil {
 		t.Log.Warn("cannot release the DHCP leases; the netboot's sweep will", "error", err)
 	}
 }
 
 // record notes a phase in the node's history.
 func (i *Inspector) record(ctx context.Context, t *driver.Task, phase, detail string) {
-	if i.Progress != nil {
-		i.Progress.Record(context.WithoutCancel(ctx), t.Node.UUID, phase, detail)
+	if i.o.Progress != nil {
+		i.o.Progress.Record(context.WithoutCancel(ctx), t.Node.UUID, phase, detail)
 	}
 }
 
@@ -328,7 +346,7 @@ func (i *Inspector) record(ctx context.Context, t *driver.Task, phase, detail st
 // driver_info[inspection_agent], else [inspector]agent; auto is decided by
 // the deploy image's file name.
 func (i *Inspector) agent(n *baremetal.Node) (string, error) {
-	kind := i.cfg.Inspector.Agent
+	kind := i.o.Agent
 	if raw, ok := n.DriverInfo[AgentKey]; ok {
 		s, isString := raw.(string)
 		if !isString || (s != AgentAuto && s != AgentIPA && s != AgentFerro) {
@@ -346,7 +364,7 @@ func (i *Inspector) agent(n *baremetal.Node) (string, error) {
 	}
 	images := []any{n.DriverInfo["deploy_ramdisk"], n.DriverInfo["deploy_iso"]}
 	if _, ok := n.DriverInfo["deploy_kernel"]; !ok {
-		images = append(images, i.cfg.Conductor.DeployRamdisk)
+		images = append(images, i.o.DeployRamdisk)
 	}
 	for _, img := range images {
 		if s, ok := img.(string); ok && IsFerroAgentImage(s) {
@@ -374,7 +392,7 @@ func managed(n *baremetal.Node) bool {
 
 // Status asks the inspector how the introspection is going.
 func (i *Inspector) Status(ctx context.Context, t *driver.Task) (driver.InspectStatus, error) {
-	return i.client.Status(ctx, t.Node.UUID)
+	return i.o.Client.Status(ctx, t.Node.UUID)
 }
 
 // Finish tears down the managed path (on the unmanaged one the inspector
@@ -384,7 +402,7 @@ func (i *Inspector) Status(ctx context.Context, t *driver.Task) (driver.InspectS
 func (i *Inspector) Finish(ctx context.Context, t *driver.Task, st driver.InspectStatus) error {
 	var err error
 	if managed(t.Node) {
-		err = i.teardown(ctx, t, i.cfg.Inspector.PowerOff)
+		err = i.teardown(ctx, t, i.o.PowerOff)
 	} else {
 		i.releaseLeases(ctx, t)
 	}
@@ -398,17 +416,17 @@ func (i *Inspector) Finish(ctx context.Context, t *driver.Task, st driver.Inspec
 // storeInventory fetches the processed data and stores inventory and plugin
 // data. A failure is logged, not fatal: the node was inspected.
 func (i *Inspector) storeInventory(ctx context.Context, t *driver.Task) {
-	if i.store == nil || i.cfg.Inventory.DataBackend == "none" {
+	if i.o.Inventory == nil {
 		return
 	}
-	data, err := i.client.Data(ctx, t.Node.UUID)
+	data, err := i.o.Client.Data(ctx, t.Node.UUID)
 	if err != nil {
 		t.Log.Warn("cannot fetch introspection data; inventory not stored", "error", err)
 		return
 	}
 	inv, _ := data["inventory"].(map[string]any)
 	delete(data, "inventory")
-	if err := i.store.SaveInventory(ctx, &baremetal.Inventory{NodeUUID: t.Node.UUID, Inventory: inv, PluginData: data}); err != nil {
+	if err := i.o.Inventory.SaveInventory(ctx, &baremetal.Inventory{NodeUUID: t.Node.UUID, Inventory: inv, PluginData: data}); err != nil {
 		t.Log.Warn("cannot store inventory", "error", err)
 	}
 }
@@ -418,7 +436,7 @@ func (i *Inspector) storeInventory(ctx context.Context, t *driver.Task) {
 // leaves no Neutron port or boot file behind). The conductor saves the node.
 func (i *Inspector) Abort(ctx context.Context, t *driver.Task) error {
 	var errs []error
-	if err := i.client.Abort(ctx, t.Node.UUID); err != nil {
+	if err := i.o.Client.Abort(ctx, t.Node.UUID); err != nil {
 		errs = append(errs, fmt.Errorf("aborting the introspection: %w", err))
 	}
 	if managed(t.Node) {
@@ -435,7 +453,7 @@ func (i *Inspector) Abort(ctx context.Context, t *driver.Task) error {
 // extraParams parses [inspector]extra_kernel_params, then
 // driver_info[inspector_extra_kernel_params], in that order.
 func (i *Inspector) extraParams(n *baremetal.Node) (driver.RamdiskParams, error) {
-	params, err := ParseKernelParams(i.cfg.Inspector.ExtraKernelParams)
+	params, err := ParseKernelParams(i.o.ExtraKernelParams)
 	if err != nil {
 		return nil, fmt.Errorf("%w: [inspector]extra_kernel_params: %v", driver.ErrInvalidParameter, err)
 	}
@@ -458,45 +476,25 @@ func (i *Inspector) extraParams(n *baremetal.Node) (driver.RamdiskParams, error)
 	return params, nil
 }
 
-// callbackURL is the URL the agent posts to: callback_endpoint_override,
-// else endpoint_override, else the local inspector's listener, with
-// /v1/continue appended as upstream does. A loopback host is rejected
-// unless [inspector]allow_loopback_callback is set.
+// callbackURL is the URL the agent posts to (callback.Settings.Resolve).
+// A loopback host is rejected unless [inspector]allow_loopback_callback
+// is set.
 func (i *Inspector) callbackURL() (string, error) {
-	base := i.cfg.Inspector.CallbackEndpointOverride
-	if base == "" {
-		base = i.cfg.Inspector.EndpointOverride
-	}
-	if base == "" {
-		base = "http://" + net.JoinHostPort(i.cfg.Inspector.ListenAddress, fmt.Sprint(i.cfg.Inspector.ListenPort))
-	}
-	if base == "mdns" {
-		return base, nil
-	}
-	return CallbackURL(base, i.cfg.Inspector.AllowLoopbackCallback)
+	return CallbackURL(i.o.Callback, i.o.AllowLoopbackCallback)
 }
 
-// CallbackURL turns an inspector endpoint into its callback URL.
-func CallbackURL(base string, allowLoopback bool) (string, error) {
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("%w: inspector callback endpoint %q is not an http(s) URL", driver.ErrInvalidParameter, base)
+// CallbackURL resolves the callback URL of s, refusing a loopback host
+// unless allowLoopback.
+func CallbackURL(s callback.Settings, allowLoopback bool) (string, error) {
+	t, err := s.Resolve()
+	if err != nil {
+		return "", fmt.Errorf("%w: inspector callback endpoint %q is not an http(s) URL", driver.ErrInvalidParameter, t.Base)
 	}
-	host := u.Hostname()
-	if !allowLoopback {
-		if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
-			return "", fmt.Errorf("%w: inspector callback endpoint %q is a loopback address the ramdisk cannot reach; set [inspector]callback_endpoint_override",
-				driver.ErrInvalidParameter, base)
-		}
+	if t.Loopback && !allowLoopback {
+		return "", fmt.Errorf("%w: inspector callback endpoint %q is a loopback address the ramdisk cannot reach; set [inspector]callback_endpoint_override",
+			driver.ErrInvalidParameter, t.Base)
 	}
-	path := strings.TrimRight(u.Path, "/")
-	if strings.HasSuffix(path, "/v1") {
-		path += "/continue"
-	} else {
-		path += "/v1/continue"
-	}
-	u.Path = path
-	return u.String(), nil
+	return t.URL, nil
 }
 
 func newToken() (string, error) {

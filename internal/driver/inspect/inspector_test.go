@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/callback"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/states"
 )
@@ -114,17 +114,13 @@ type rig struct {
 	boot   *fakeBoot
 	client *fakeClient
 	store  *fakeStore
-	cfg    *config.Config
 	task   *driver.Task
 	insp   *Inspector
 }
 
 func newRig(t *testing.T) *rig {
 	c := &calls{fail: map[string]error{}}
-	cfg := config.Defaults()
-	cfg.Inspector.CallbackEndpointOverride = "http://192.0.2.1:5050"
-	cfg.Inspector.ExtraKernelParams = "ipa-debug=1 nofb"
-	r := &rig{c: c, boot: &fakeBoot{c: c}, client: &fakeClient{c: c}, store: &fakeStore{}, cfg: cfg}
+	r := &rig{c: c, boot: &fakeBoot{c: c}, client: &fakeClient{c: c}, store: &fakeStore{}}
 	r.task = &driver.Task{
 		Node: &baremetal.Node{UUID: "1be26c0b-03f2-4d2e-ae87-c02d7f33c123", DriverInternalInfo: baremetal.JSON{},
 			DriverInfo: baremetal.JSON{ExtraKernelParamsKey: "console=ttyS0 ipa-collect-lldp=1"}},
@@ -132,7 +128,9 @@ func newRig(t *testing.T) *rig {
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Store:  r.store,
 	}
-	r.insp = New(cfg, r.client, r.store, nil)
+	r.insp = New(Options{Client: r.client, Inventory: r.store,
+		Callback:          callback.Settings{CallbackEndpointOverride: "http://192.0.2.1:5050", ListenAddress: "127.0.0.1", ListenPort: 5050},
+		ExtraKernelParams: "ipa-debug=1 nofb", PowerOff: true, Agent: AgentAuto, PowerTimeout: time.Minute})
 	return r
 }
 
@@ -189,9 +187,9 @@ func TestInspect_AgentDecidesTheToken(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t)
 			if tc.cfgAgent != "" {
-				r.cfg.Inspector.Agent = tc.cfgAgent
+				r.insp.o.Agent = tc.cfgAgent
 			}
-			r.cfg.Conductor.DeployRamdisk = tc.confRD
+			r.insp.o.DeployRamdisk = tc.confRD
 			for k, v := range tc.info {
 				r.task.Node.DriverInfo[k] = v
 			}
@@ -258,7 +256,7 @@ func TestInspect_InvalidBootFailsInsteadOfFallingBack(t *testing.T) {
 
 func TestInspect_RequireManagedBootRejectsFallback(t *testing.T) {
 	r := newRig(t)
-	r.cfg.Inspector.RequireManagedBoot = true
+	r.insp.o.RequireManagedBoot = true
 	r.c.fail["network.validate"] = fmt.Errorf("%w: no inspection network", driver.ErrUnsupported)
 	err := r.insp.Validate(context.Background(), r.task)
 	if !errors.Is(err, driver.ErrInvalidParameter) || !strings.Contains(err.Error(), "no inspection network") {
@@ -393,7 +391,7 @@ func TestEnd_ReleasesLeasesOnBothPaths(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t)
-			r.insp.Leases = fakeLeases{r.c}
+			r.insp.o.Leases = fakeLeases{r.c}
 			r.task.Node.DriverInternalInfo[ManageBootKey] = tc.managed
 			if err := tc.end(r); err != nil {
 				t.Fatal(err)
@@ -414,7 +412,7 @@ func TestEnd_ReleasesLeasesOnBothPaths(t *testing.T) {
 // sweep releases the leases later.
 func TestEnd_LeaseReleaseFailureOnlyLogged(t *testing.T) {
 	r := newRig(t)
-	r.insp.Leases = fakeLeases{r.c}
+	r.insp.o.Leases = fakeLeases{r.c}
 	r.c.fail["release leases of "+r.task.Node.UUID] = errors.New("database locked")
 	r.task.Node.DriverInternalInfo[ManageBootKey] = false
 	if err := r.insp.Finish(context.Background(), r.task, driver.InspectStatus{Finished: true}); err != nil {
@@ -441,22 +439,26 @@ func TestCallbackURL(t *testing.T) {
 	for _, tc := range []struct {
 		base, want string
 		loopback   bool
-		wantErr    bool
+		wantErr    string
 	}{
 		{base: "http://192.0.2.1:5050", want: "http://192.0.2.1:5050/v1/continue"},
 		{base: "http://192.0.2.1:5050/", want: "http://192.0.2.1:5050/v1/continue"},
 		{base: "http://192.0.2.1:5050/v1", want: "http://192.0.2.1:5050/v1/continue"},
 		{base: "https://insp.example.com/baremetal-introspection", want: "https://insp.example.com/baremetal-introspection/v1/continue"},
-		{base: "http://127.0.0.1:5050", wantErr: true},
-		{base: "http://localhost:5050", wantErr: true},
-		{base: "http://[::1]:5050", wantErr: true},
+		{base: "http://127.0.0.1:5050", wantErr: `invalid parameter value: inspector callback endpoint "http://127.0.0.1:5050" is a loopback address the ramdisk cannot reach; set [inspector]callback_endpoint_override`},
+		{base: "http://localhost:5050", wantErr: "loopback"},
+		{base: "http://[::1]:5050", wantErr: "loopback"},
 		{base: "http://127.0.0.1:5050", loopback: true, want: "http://127.0.0.1:5050/v1/continue"},
-		{base: "ftp://x", wantErr: true},
-		{base: "not a url", wantErr: true},
+		{base: "ftp://x", wantErr: `invalid parameter value: inspector callback endpoint "ftp://x" is not an http(s) URL`},
+		{base: "not a url", wantErr: "is not an http(s) URL"},
+		{base: "mdns", want: "mdns"},
 	} {
-		got, err := CallbackURL(tc.base, tc.loopback)
-		if (err != nil) != tc.wantErr || got != tc.want {
-			t.Errorf("CallbackURL(%q, %t) = %q, %v; want %q, error %t", tc.base, tc.loopback, got, err, tc.want, tc.wantErr)
+		got, err := CallbackURL(callback.Settings{CallbackEndpointOverride: tc.base}, tc.loopback)
+		if got != tc.want || (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("CallbackURL(%q, %t) = %q, %v; want %q, error %q", tc.base, tc.loopback, got, err, tc.want, tc.wantErr)
+		}
+		if err != nil && !errors.Is(err, driver.ErrInvalidParameter) {
+			t.Errorf("CallbackURL(%q): %v does not wrap ErrInvalidParameter", tc.base, err)
 		}
 	}
 }

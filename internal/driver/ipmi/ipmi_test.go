@@ -49,7 +49,7 @@ func interfaces(t *testing.T) (driver.Power, driver.Management) {
 		c.Close()
 		ferrotest.AssertNoSecrets(t, "the IPMI client", buf.String(), testPasswords...)
 	})
-	r := driver.NewRegistry([]string{"ipmi"}, map[string][]string{"power": {"ipmitool"}, "management": {"ipmitool"}}, nil)
+	r := driver.NewRegistry([]driver.HardwareType{ipmi.HardwareType}, driver.EnableAll([]driver.HardwareType{ipmi.HardwareType}))
 	ipmi.Register(r, ipmi.Options{Client: c, DisableBootTimeout: true, PollInterval: 50 * time.Millisecond})
 	ifs := r.Resolve(map[string]string{"power": "ipmitool", "management": "ipmitool"})
 	return ifs.Power, ifs.Management
@@ -217,5 +217,19 @@ func TestWrongPassword_ErrorNamesBMCAndStepNotPassword(t *testing.T) {
 	if !strings.Contains(err.Error(), sim.Address) || !strings.Contains(err.Error(), "open session") ||
 		strings.Contains(err.Error(), "notthepassword") {
 		t.Errorf("error %q: want the BMC and the step, and no password", err)
+	}
+}
+
+// The schema's required keys are what validation requires.
+func TestHardwareType_RequiredKeysAreValidated(t *testing.T) {
+	power, _ := interfaces(t)
+	for _, p := range ipmi.HardwareType.Properties {
+		if !p.Required {
+			continue
+		}
+		err := power.Validate(context.Background(), task(baremetal.JSON{"ipmi_username": "admin"}, nil))
+		if !errors.Is(err, driver.ErrMissingParameter) || !strings.Contains(err.Error(), p.Name) {
+			t.Errorf("without %s: %v, want a missing parameter naming it", p.Name, err)
+		}
 	}
 }

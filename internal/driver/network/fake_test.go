@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/neutron"
 )
@@ -62,11 +61,15 @@ func (f *fakeNeutron) FindNetwork(_ context.Context, nameOrID string) (neutron.N
 	}
 	switch len(byName) {
 	case 0:
-		return neutron.Network{}, fmt.Errorf("%w: network %q: %w", driver.ErrInvalidParameter, nameOrID, neutron.ErrNotFound)
+		return neutron.Network{}, fmt.Errorf("network %q: %w", nameOrID, neutron.ErrNotFound)
 	case 1:
 		return byName[0], nil
 	}
-	return neutron.Network{}, fmt.Errorf("%w: network name %q is ambiguous", driver.ErrInvalidParameter, nameOrID)
+	ids := make([]string, len(byName))
+	for i, n := range byName {
+		ids[i] = n.ID
+	}
+	return neutron.Network{}, &neutron.AmbiguousError{Name: nameOrID, IDs: ids}
 }
 
 func (f *fakeNeutron) CheckSecurityGroups(_ context.Context, ids []string) error {

@@ -3,7 +3,6 @@ package network
 import (
 	"context"
 
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 )
 
@@ -18,8 +17,8 @@ var _ driver.Network = (*Flat)(nil)
 // NewFlat returns the flat interface. client may be nil when Neutron is not
 // configured; then inspection falls back unless an inspection network is
 // set, which is a validation error.
-func NewFlat(client NeutronClient, cfg config.Neutron) *Flat {
-	f := &Flat{n: inspectionNet{name: "flat", cfg: cfg}}
+func NewFlat(client NeutronClient, o Options) *Flat {
+	f := &Flat{n: inspectionNet{name: "flat", o: o}}
 	f.n.client = nilIfTypedNil(client)
 	return f
 }

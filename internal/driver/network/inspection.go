@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/dhcpopt"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/neutron"
 )
@@ -43,13 +43,26 @@ const (
 	dhcpClientID = "61"
 )
 
+// Options configure the flat and neutron interfaces ([neutron]).
+type Options struct {
+	// InspectionNetwork is [neutron]inspection_network: the network of a
+	// node whose driver_info[inspection_network] names none.
+	InspectionNetwork string
+	// SecurityGroups is [neutron]inspection_network_security_groups, put
+	// on the inspection ports by the neutron interface.
+	SecurityGroups []string
+	// AddAllPorts is [neutron]add_all_ports: every port gets an inspection
+	// port, not only the PXE-enabled ones.
+	AddAllPorts bool
+}
+
 // inspectionNet is the part flat and neutron share (Ironic's
 // NeutronNetworkInterfaceMixin and common/neutron.py): find the inspection
 // network, put the node's ports on it, take them off again.
 type inspectionNet struct {
 	name   string // "flat" or "neutron", for messages
 	client NeutronClient
-	cfg    config.Neutron
+	o      Options
 	// strict is the neutron interface: ports need local_link_connection and
 	// get the inspection security groups.
 	strict bool
@@ -68,8 +81,8 @@ func (n *inspectionNet) networkName(t *driver.Task) (string, error) {
 			return s, nil
 		}
 	}
-	if n.cfg.InspectionNetwork != "" {
-		return n.cfg.InspectionNetwork, nil
+	if n.o.InspectionNetwork != "" {
+		return n.o.InspectionNetwork, nil
 	}
 	return "", fmt.Errorf("%w: %s network interface: no inspection network in driver_info[inspection_network] or [neutron]inspection_network",
 		driver.ErrUnsupported, n.name)
@@ -86,6 +99,11 @@ func (n *inspectionNet) network(ctx context.Context, t *driver.Task) (neutron.Ne
 			driver.ErrInvalidParameter, n.name, name)
 	}
 	net, err := n.client.FindNetwork(ctx, name)
+	if _, ambiguous := errors.AsType[*neutron.AmbiguousError](err); ambiguous || errors.Is(err, neutron.ErrNotFound) {
+		// The node or the configuration names a network Neutron cannot
+		// resolve: a validation error, not Neutron failing.
+		err = fmt.Errorf("%w: %w", driver.ErrInvalidParameter, err)
+	}
 	if err != nil {
 		return neutron.Network{}, fmt.Errorf("inspection network %q: %w", name, err)
 	}
@@ -100,7 +118,7 @@ func (n *inspectionNet) validateInspection(ctx context.Context, t *driver.Task) 
 // candidates are the ports that get a Neutron port: the PXE-enabled ones,
 // or all with [neutron]add_all_ports.
 func (n *inspectionNet) candidates(t *driver.Task) []*baremetal.Port {
-	if n.cfg.AddAllPorts {
+	if n.o.AddAllPorts {
 		return t.Ports
 	}
 	return t.PXEPorts()
@@ -130,7 +148,7 @@ func (n *inspectionNet) addInspectionNetwork(ctx context.Context, t *driver.Task
 	}
 	var sgs []string
 	if n.strict {
-		sgs = n.cfg.InspectionNetworkSecurityGroups
+		sgs = n.o.SecurityGroups
 		if err := n.client.CheckSecurityGroups(ctx, sgs); err != nil {
 			return fmt.Errorf("add inspection network for node %s: %w", t.Node.UUID, err)
 		}
@@ -138,7 +156,7 @@ func (n *inspectionNet) addInspectionNetwork(ctx context.Context, t *driver.Task
 	cands := n.candidates(t)
 	if len(cands) == 0 {
 		what := "PXE-enabled ports"
-		if n.cfg.AddAllPorts {
+		if n.o.AddAllPorts {
 			what = "ports"
 		}
 		return fmt.Errorf("add inspection network for node %s: the node has no %s", t.Node.UUID, what)
@@ -198,7 +216,7 @@ func (n *inspectionNet) addPort(ctx context.Context, t *driver.Task, net neutron
 		}
 	}
 	if id := clientID(p); id != "" {
-		create.ExtraDHCPOpts = []driver.DHCPOption{{Name: dhcpClientID, Value: id, IPVersion: 4}}
+		create.ExtraDHCPOpts = []dhcpopt.Option{{Name: dhcpClientID, Value: id, IPVersion: 4}}
 	}
 	profile := map[string]any{"local_link_information": []any{llc}}
 	for _, k := range []string{"vtep-logical-switch", "vtep-physical-switch"} {

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/dhcpopt"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/neutron"
@@ -31,10 +31,10 @@ var (
 // kinds are the two interfaces that share the inspection-network code.
 var kinds = []struct {
 	name string
-	make func(c network.NeutronClient, cfg config.Neutron) driver.Network
+	make func(c network.NeutronClient, cfg network.Options) driver.Network
 }{
-	{"flat", func(c network.NeutronClient, cfg config.Neutron) driver.Network { return network.NewFlat(c, cfg) }},
-	{"neutron", func(c network.NeutronClient, cfg config.Neutron) driver.Network { return network.NewNeutron(c, cfg) }},
+	{"flat", func(c network.NeutronClient, cfg network.Options) driver.Network { return network.NewFlat(c, cfg) }},
+	{"neutron", func(c network.NeutronClient, cfg network.Options) driver.Network { return network.NewNeutron(c, cfg) }},
 }
 
 func port(uuid, mac string, pxe bool, llc baremetal.JSON) *baremetal.Port {
@@ -82,7 +82,7 @@ func TestValidateInspection(t *testing.T) {
 				if tc.noClient {
 					client = (*neutron.Client)(nil) // what main passes when Neutron is not configured
 				}
-				iface := k.make(client, config.Neutron{InspectionNetwork: tc.conf})
+				iface := k.make(client, network.Options{InspectionNetwork: tc.conf})
 				task := newTask(nodeUUID, port("port-a", "52:54:00:00:00:0a", true, llcA))
 				for key, v := range tc.driverInfo {
 					task.Node.DriverInfo[key] = v
@@ -111,16 +111,16 @@ func TestValidateInspection(t *testing.T) {
 func TestValidate(t *testing.T) {
 	ctx := context.Background()
 	task := twoPortTask()
-	if err := network.NewFlat(nil, config.Neutron{}).Validate(ctx, task); err != nil {
+	if err := network.NewFlat(nil, network.Options{}).Validate(ctx, task); err != nil {
 		t.Errorf("flat without Neutron: %v", err)
 	}
-	if err := network.NewFlat(newFake(), config.Neutron{}).Validate(ctx, task); err != nil {
+	if err := network.NewFlat(newFake(), network.Options{}).Validate(ctx, task); err != nil {
 		t.Errorf("flat: %v", err)
 	}
-	if err := network.NewNeutron(newFake(), config.Neutron{}).Validate(ctx, task); err != nil {
+	if err := network.NewNeutron(newFake(), network.Options{}).Validate(ctx, task); err != nil {
 		t.Errorf("neutron: %v", err)
 	}
-	if err := network.NewNeutron(nil, config.Neutron{}).Validate(ctx, task); !errors.Is(err, driver.ErrMissingParameter) {
+	if err := network.NewNeutron(nil, network.Options{}).Validate(ctx, task); !errors.Is(err, driver.ErrMissingParameter) {
 		t.Errorf("neutron without Neutron = %v, want ErrMissingParameter", err)
 	}
 }
@@ -128,7 +128,7 @@ func TestValidate(t *testing.T) {
 func TestAddInspectionNetwork_NeutronCreatesBoundPorts(t *testing.T) {
 	fake := newFake(inspectionNet)
 	fake.sgs[sgID] = true
-	cfg := config.Neutron{InspectionNetwork: "inspection", InspectionNetworkSecurityGroups: []string{sgID}}
+	cfg := network.Options{InspectionNetwork: "inspection", SecurityGroups: []string{sgID}}
 	task := twoPortTask()
 	task.Ports = append(task.Ports, port("port-c", "52:54:00:00:00:0c", false, llcA)) // not PXE: left out
 
@@ -164,7 +164,7 @@ func TestAddInspectionNetwork_NeutronCreatesBoundPorts(t *testing.T) {
 func TestAddInspectionNetwork_AddAllPortsIncludesNonPXEWithoutAddress(t *testing.T) {
 	fake := newFake(inspectionNet)
 	task := newTask(nodeUUID, port("port-a", "52:54:00:00:00:0a", true, llcA), port("port-b", "52:54:00:00:00:0b", false, llcB))
-	iface := network.NewNeutron(fake, config.Neutron{InspectionNetwork: netID, AddAllPorts: true})
+	iface := network.NewNeutron(fake, network.Options{InspectionNetwork: netID, AddAllPorts: true})
 	if err := iface.AddInspectionNetwork(context.Background(), task); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestAddInspectionNetwork_SkipsPortsWithoutLocalLinkConnection(t *testing.T)
 		t.Run(k.name, func(t *testing.T) {
 			fake := newFake(inspectionNet)
 			task := newTask(nodeUUID, port("port-a", "52:54:00:00:00:0a", true, llcA), port("port-b", "52:54:00:00:00:0b", true, nil))
-			if err := k.make(fake, config.Neutron{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err != nil {
+			if err := k.make(fake, network.Options{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err != nil {
 				t.Fatalf("AddInspectionNetwork: %v", err)
 			}
 			wantB := k.name == "flat" // flat does not need the link
@@ -201,7 +201,7 @@ func TestAddInspectionNetwork_SkipsPortsWithoutLocalLinkConnection(t *testing.T)
 func TestAddInspectionNetwork_NeutronFailsWhenNoPortHasALink(t *testing.T) {
 	fake := newFake(inspectionNet)
 	task := newTask(nodeUUID, port("port-a", "52:54:00:00:00:0a", true, nil), port("port-b", "52:54:00:00:00:0b", true, baremetal.JSON{}))
-	err := network.NewNeutron(fake, config.Neutron{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task)
+	err := network.NewNeutron(fake, network.Options{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task)
 	if err == nil {
 		t.Fatal("AddInspectionNetwork succeeded with no local_link_connection on any port")
 	}
@@ -215,7 +215,7 @@ func TestAddInspectionNetwork_FailsWithoutPXEPorts(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			fake := newFake(inspectionNet)
 			task := newTask(nodeUUID, port("port-a", "52:54:00:00:00:0a", false, llcA))
-			if err := k.make(fake, config.Neutron{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err == nil {
+			if err := k.make(fake, network.Options{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err == nil {
 				t.Fatal("AddInspectionNetwork succeeded without PXE-enabled ports")
 			}
 		})
@@ -223,7 +223,7 @@ func TestAddInspectionNetwork_FailsWithoutPXEPorts(t *testing.T) {
 }
 
 func TestAddInspectionNetwork_SecurityGroups(t *testing.T) {
-	cfg := config.Neutron{InspectionNetwork: "inspection", InspectionNetworkSecurityGroups: []string{sgID}}
+	cfg := network.Options{InspectionNetwork: "inspection", SecurityGroups: []string{sgID}}
 	t.Run("NeutronFailsWhenMissing", func(t *testing.T) {
 		fake := newFake(inspectionNet)
 		task := twoPortTask()
@@ -256,7 +256,7 @@ func TestAddInspectionNetwork_DeletesStalePortsFirst(t *testing.T) {
 	fake.add(neutron.Port{ID: "other-node", NetworkID: netID, MACAddress: "52:54:00:99:99:99", DeviceID: "another-node"})
 	fake.add(neutron.Port{ID: "other-network", NetworkID: otherNet, MACAddress: "52:54:00:00:00:0a", DeviceID: nodeUUID})
 	task := twoPortTask()
-	if err := network.NewNeutron(fake, config.Neutron{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err != nil {
+	if err := network.NewNeutron(fake, network.Options{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"other-network", "other-node", vifOf(task.Ports[0]), vifOf(task.Ports[1])}
@@ -269,7 +269,7 @@ func TestAddInspectionNetwork_StaleCleanupErrorsAreIgnored(t *testing.T) {
 	fake := newFake(inspectionNet)
 	fake.listErr = errors.New("neutron is having a bad day")
 	task := twoPortTask()
-	if err := network.NewNeutron(fake, config.Neutron{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err != nil {
+	if err := network.NewNeutron(fake, network.Options{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err != nil {
 		t.Fatalf("AddInspectionNetwork = %v; stale-port cleanup errors must only be logged", err)
 	}
 	if vifOf(task.Ports[0]) == "" || vifOf(task.Ports[1]) == "" {
@@ -293,7 +293,7 @@ func TestAddInspectionNetwork_PartialFailureIsAWarning(t *testing.T) {
 			fake := newFake(inspectionNet)
 			task := twoPortTask()
 			tc.setup(fake, task)
-			if err := network.NewNeutron(fake, config.Neutron{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err != nil {
+			if err := network.NewNeutron(fake, network.Options{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err != nil {
 				t.Fatalf("AddInspectionNetwork = %v, want success with one port", err)
 			}
 			if vifOf(task.Ports[0]) == "" {
@@ -333,7 +333,7 @@ func TestAddInspectionNetwork_TotalFailureRollsBack(t *testing.T) {
 			fake := newFake(inspectionNet)
 			tc.setup(fake)
 			task := twoPortTask()
-			err := network.NewNeutron(fake, config.Neutron{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task)
+			err := network.NewNeutron(fake, network.Options{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task)
 			if err == nil {
 				t.Fatal("AddInspectionNetwork succeeded with every port failing")
 			}
@@ -368,7 +368,7 @@ func TestAddInspectionNetwork_SmartNICAndInfiniBand(t *testing.T) {
 	ib.Extra = baremetal.JSON{"client-id": "ff:00:00:00:00:00:02:00:00:02:c9:00:00:02:c9:03:00:00:10:39"}
 	task := newTask(nodeUUID, smart, ib)
 	task.Node.InstanceUUID = "5f1b8e0c-6a4e-4b7e-9a1e-0c4b2b5e7d31"
-	if err := network.NewNeutron(fake, config.Neutron{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err != nil {
+	if err := network.NewNeutron(fake, network.Options{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err != nil {
 		t.Fatal(err)
 	}
 	if len(fake.created) != 2 {
@@ -380,7 +380,7 @@ func TestAddInspectionNetwork_SmartNICAndInfiniBand(t *testing.T) {
 	if h := fake.updated[vifOf(smart)].HostID; h == nil || *h != "dpu-host-1" {
 		t.Errorf("smart NIC binding:host_id = %v, want the link's hostname", h)
 	}
-	want := []driver.DHCPOption{{Name: "61", Value: ib.Extra["client-id"].(string), IPVersion: 4}}
+	want := []dhcpopt.Option{{Name: "61", Value: ib.Extra["client-id"].(string), IPVersion: 4}}
 	if diff := cmp.Diff(want, fake.created[1].ExtraDHCPOpts); diff != "" {
 		t.Errorf("InfiniBand extra_dhcp_opts (-want +got):\n%s", diff)
 	}
@@ -391,7 +391,7 @@ func TestAddInspectionNetwork_BindingProfileCarriesOVNVTEP(t *testing.T) {
 	llc := baremetal.JSON{"port_id": "Ethernet1/3", "switch_id": "aa:bb:cc:dd:ee:ff",
 		"vtep-logical-switch": "ls-1", "vtep-physical-switch": "ps-1"}
 	task := newTask(nodeUUID, port("port-a", "52:54:00:00:00:0a", true, llc))
-	if err := network.NewNeutron(fake, config.Neutron{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err != nil {
+	if err := network.NewNeutron(fake, network.Options{InspectionNetwork: "inspection"}).AddInspectionNetwork(context.Background(), task); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{
@@ -407,11 +407,11 @@ func TestAddInspectionNetwork_BindingProfileCarriesOVNVTEP(t *testing.T) {
 func TestAddInspectionNetwork_PropagatesValidationErrors(t *testing.T) {
 	fake := newFake()
 	task := twoPortTask()
-	err := network.NewNeutron(fake, config.Neutron{}).AddInspectionNetwork(context.Background(), task)
+	err := network.NewNeutron(fake, network.Options{}).AddInspectionNetwork(context.Background(), task)
 	if !errors.Is(err, driver.ErrUnsupported) {
 		t.Errorf("unset network: %v, want ErrUnsupported", err)
 	}
-	err = network.NewNeutron(fake, config.Neutron{InspectionNetwork: "nope"}).AddInspectionNetwork(context.Background(), task)
+	err = network.NewNeutron(fake, network.Options{InspectionNetwork: "nope"}).AddInspectionNetwork(context.Background(), task)
 	if !errors.Is(err, driver.ErrInvalidParameter) {
 		t.Errorf("unknown network: %v, want ErrInvalidParameter", err)
 	}
@@ -422,7 +422,7 @@ func TestRemoveInspectionNetwork(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			ctx := context.Background()
 			fake := newFake(inspectionNet)
-			iface := k.make(fake, config.Neutron{InspectionNetwork: "inspection"})
+			iface := k.make(fake, network.Options{InspectionNetwork: "inspection"})
 			task := twoPortTask()
 			if err := iface.AddInspectionNetwork(ctx, task); err != nil {
 				t.Fatal(err)
@@ -466,7 +466,7 @@ func TestRemoveInspectionNetwork(t *testing.T) {
 func TestRemoveInspectionNetwork_ReportsErrorsAfterTryingAll(t *testing.T) {
 	ctx := context.Background()
 	fake := newFake(inspectionNet)
-	iface := network.NewNeutron(fake, config.Neutron{InspectionNetwork: "inspection"})
+	iface := network.NewNeutron(fake, network.Options{InspectionNetwork: "inspection"})
 	task := twoPortTask()
 	if err := iface.AddInspectionNetwork(ctx, task); err != nil {
 		t.Fatal(err)
@@ -499,10 +499,10 @@ func TestRemoveInspectionNetwork_WithoutNetwork(t *testing.T) {
 	t.Run("NothingRecordedIsANoop", func(t *testing.T) {
 		fake := newFake()
 		task := twoPortTask()
-		if err := network.NewFlat(fake, config.Neutron{}).RemoveInspectionNetwork(ctx, task); err != nil {
+		if err := network.NewFlat(fake, network.Options{}).RemoveInspectionNetwork(ctx, task); err != nil {
 			t.Fatal(err)
 		}
-		if err := network.NewFlat(nil, config.Neutron{}).RemoveInspectionNetwork(ctx, task); err != nil {
+		if err := network.NewFlat(nil, network.Options{}).RemoveInspectionNetwork(ctx, task); err != nil {
 			t.Fatalf("without Neutron: %v", err)
 		}
 		if len(fake.lookups) != 0 {
@@ -514,7 +514,7 @@ func TestRemoveInspectionNetwork_WithoutNetwork(t *testing.T) {
 		fake.add(neutron.Port{ID: "vif-1", NetworkID: netID})
 		task := twoPortTask()
 		task.Ports[0].InternalInfo[driver.InspectionVIFKey] = "vif-1"
-		if err := network.NewNeutron(fake, config.Neutron{InspectionNetwork: "inspection"}).RemoveInspectionNetwork(ctx, task); err != nil {
+		if err := network.NewNeutron(fake, network.Options{InspectionNetwork: "inspection"}).RemoveInspectionNetwork(ctx, task); err != nil {
 			t.Fatal(err)
 		}
 		if left := fake.portIDs(); len(left) != 0 {

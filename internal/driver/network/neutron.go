@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 )
 
@@ -18,8 +17,8 @@ var _ driver.Network = (*Neutron)(nil)
 
 // NewNeutron returns the neutron interface. client may be nil when Neutron
 // is not configured; Validate then fails.
-func NewNeutron(client NeutronClient, cfg config.Neutron) *Neutron {
-	n := &Neutron{n: inspectionNet{name: "neutron", cfg: cfg, strict: true}}
+func NewNeutron(client NeutronClient, o Options) *Neutron {
+	n := &Neutron{n: inspectionNet{name: "neutron", o: o, strict: true}}
 	n.n.client = nilIfTypedNil(client)
 	return n
 }

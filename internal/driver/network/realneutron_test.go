@@ -13,10 +13,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/dhcpopt"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/neutron"
+	"github.com/ferrometal/ferro/internal/openstack"
 	"github.com/ferrometal/ferro/internal/testing/neutrontest"
 )
 
@@ -32,11 +33,8 @@ func TestRealNeutron_InspectionPortsLifecycle(t *testing.T) {
 
 	netID := srv.CreateNetwork(t, neutrontest.NetworkOpts{Name: "inspection", CIDR: "192.168.50.0/24"})
 	sg := srv.CreateSecurityGroup(t, "inspection")
-	cfg := config.Neutron{
-		URL: srv.URL, AuthType: "none", Retries: 1, Timeout: 30,
-		InspectionNetworkSecurityGroups: []string{sg},
-	}
-	client, err := neutron.New(cfg, nil)
+	cfg := network.Options{SecurityGroups: []string{sg}}
+	client, err := neutron.New(neutron.Options{URL: srv.URL, Auth: openstack.Options{AuthType: "none"}, Retries: 1, Timeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +73,8 @@ func TestRealNeutron_InspectionPortsLifecycle(t *testing.T) {
 		t.Errorf("port without local_link_connection got a VIF %v; the neutron interface must skip it", v)
 	}
 
-	dhcp := neutron.NewDHCPProvider(client, 0)
-	opts := []driver.DHCPOption{
+	dhcp := network.NeutronDHCP{Provider: neutron.NewDHCPProvider(client, 0)}
+	opts := []dhcpopt.Option{
 		{Name: "tag:!ipxe,67", Value: "undionly.kpxe", IPVersion: 4},
 		{Name: "tag:ipxe,67", Value: "http://192.168.50.1:8080/boot.ipxe", IPVersion: 4},
 		{Name: "66", Value: "192.168.50.1", IPVersion: 4},
@@ -134,7 +132,7 @@ func TestRealNeutron_InspectionPortsLifecycle(t *testing.T) {
 	// flat: node B has no local_link_connection and no agent row. Its port
 	// is made anyway and stays unbound (binding_failed), as upstream's.
 	taskB := newTask(uuid.NewString(), &baremetal.Port{UUID: uuid.NewString(), Address: "52:54:00:00:0b:01", PXEEnabled: true})
-	flat := network.NewFlat(client, config.Neutron{InspectionNetwork: netID})
+	flat := network.NewFlat(client, network.Options{InspectionNetwork: netID})
 	if err := flat.ValidateInspection(ctx, taskB); err != nil {
 		t.Fatalf("flat ValidateInspection by UUID: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/deployimage"
 )
 
 // imageServer serves /kernel and /ramdisk with a Last-Modified date and
@@ -141,13 +142,12 @@ func TestPrepareRamdisk_HTTPDownloadFailures(t *testing.T) {
 			s, srv := newImageServer(t)
 			s.files["/empty"] = ""
 			s.files["/big"] = tc.body
-			opts := []Option{WithDownloadTimeout(10 * time.Second)}
-			if tc.max > 0 {
-				opts = append(opts, WithMaxImageSize(tc.max))
+			opts := func(o *deployimage.Options) {
+				o.DownloadTimeout, o.MaxSize = 10*time.Second, tc.max
 			}
 			task := e.task()
 			task.Node.DriverInfo["deploy_kernel"] = srv.URL + tc.path
-			err := e.boot(t, PXE, opts...).PrepareRamdisk(context.Background(), task, nil)
+			err := e.boot(t, PXE, opts).PrepareRamdisk(context.Background(), task, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
 			}
@@ -174,35 +174,9 @@ func TestPrepareRamdisk_HTTPDownloadTimesOut(t *testing.T) {
 	t.Cleanup(func() { close(release); srv.Close() })
 	task := e.task()
 	task.Node.DriverInfo["deploy_kernel"] = srv.URL + "/kernel"
-	err := e.boot(t, PXE, WithDownloadTimeout(50*time.Millisecond)).PrepareRamdisk(context.Background(), task, nil)
+	err := e.boot(t, PXE, func(o *deployimage.Options) { o.DownloadTimeout = 50 * time.Millisecond }).PrepareRamdisk(context.Background(), task, nil)
 	if err == nil || !strings.Contains(err.Error(), "deadline") {
 		t.Fatalf("err = %v, want a timeout", err)
-	}
-}
-
-func TestEvict_RemovesOnlyUnusedOldestImages(t *testing.T) {
-	dir := t.TempDir()
-	nodeDir := t.TempDir()
-	old := time.Now().Add(-time.Hour)
-	for i, name := range []string{"a", "b", "c", "d"} {
-		p := filepath.Join(dir, name)
-		writeFile(t, p, strings.Repeat("x", 10))
-		os.Chtimes(p, old, old.Add(time.Duration(i)*time.Minute))
-	}
-	// a is the oldest but linked into a node directory.
-	if err := os.Link(filepath.Join(dir, "a"), filepath.Join(nodeDir, "deploy_kernel")); err != nil {
-		t.Fatal(err)
-	}
-	if err := evict(dir, 25, "d"); err != nil {
-		t.Fatal(err)
-	}
-	var left []string
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		left = append(left, e.Name())
-	}
-	if got := strings.Join(left, ","); got != "a,d" {
-		t.Errorf("left %s, want a,d (a in use, d just downloaded, b and c evicted)", got)
 	}
 }
 
@@ -235,31 +209,5 @@ func TestPrepareRamdisk_ConcurrentNodesShareOneDownload(t *testing.T) {
 	links, _ := os.ReadDir(filepath.Join(e.http, "pxelinux.cfg"))
 	if len(links) != nodes {
 		t.Errorf("%d per-MAC entries, want %d", len(links), nodes)
-	}
-}
-
-func TestLinkOrCopy_CopiesAcrossFileSystems(t *testing.T) {
-	shm, err := os.MkdirTemp("/dev/shm", "ferro-pxe-test-")
-	if err != nil {
-		t.Skip("no /dev/shm:", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(shm) })
-	src := filepath.Join(shm, "kernel")
-	writeFile(t, src, "SHM-KERNEL")
-	os.Chmod(src, 0o600)
-	dest := filepath.Join(t.TempDir(), "deploy_kernel")
-	if err := linkOrCopy(src, dest); err != nil {
-		t.Fatal(err)
-	}
-	sfi, _ := os.Stat(src)
-	dfi, _ := os.Stat(dest)
-	if os.SameFile(sfi, dfi) {
-		t.Skip("/dev/shm and the test directory are one file system")
-	}
-	if got := readFile(t, dest); got != "SHM-KERNEL" {
-		t.Errorf("copy = %q", got)
-	}
-	if dfi.Mode() != 0o644 {
-		t.Errorf("copy mode %v, want 0644", dfi.Mode())
 	}
 }

@@ -71,7 +71,7 @@ func checkParam(key, value string, flag bool) string {
 // from instance_info, else driver_info, else [pxe]kernel_append_params,
 // with %default% replaced by the configured value, and returns its tokens.
 func (b *Boot) checkAppendParams(pr *problems, t *driver.Task) []string {
-	def := b.cfg.PXE.KernelAppendParams
+	def := b.o.KernelAppendParams
 	src, val := "[pxe]kernel_append_params", def
 	for _, loc := range []struct {
 		name string
@@ -113,7 +113,7 @@ func (b *Boot) checkAppendParams(pr *problems, t *driver.Task) []string {
 // [DEFAULT]debug, then params in their order.
 func (b *Boot) cmdline(p *plan, params driver.RamdiskParams) (string, error) {
 	tokens := append([]string(nil), p.appendParams...)
-	if b.cfg.Default.Debug {
+	if b.o.Debug {
 		tokens = append(tokens, "ipa-debug=1")
 	}
 	var bad []string

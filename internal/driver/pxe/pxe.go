@@ -23,17 +23,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	wire "github.com/ferrometal/ferro/internal/callback"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/deployimage"
 )
 
 // Kind selects the boot interface: plain PXE (PXELINUX over TFTP) or iPXE
@@ -46,75 +43,61 @@ const (
 	IPXE Kind = "ipxe"
 )
 
-// Defaults for downloads of http(s) deploy images; see WithDownloadTimeout
-// and WithMaxImageSize.
-const (
-	DefaultDownloadTimeout = 20 * time.Minute
-	DefaultMaxImageSize    = 4 << 30
-)
+// Options configure the pxe and ipxe interfaces.
+type Options struct {
+	// Images validates and fetches the deploy kernel and ramdisk; nil
+	// means a Fetcher with no allowed file:// paths and no [conductor]
+	// images.
+	Images *deployimage.Fetcher
+	// DHCP is the [dhcp]dhcp_provider; nil means driver.NoDHCP.
+	DHCP driver.DHCP
+	// TFTPRoot is [pxe]tftp_root, pxe's boot root.
+	TFTPRoot string
+	// HTTPRoot and HTTPURL are [deploy]http_root, ipxe's boot root, and
+	// [deploy]http_url, where it is served.
+	HTTPRoot, HTTPURL string
+	// TFTPServer is [pxe]tftp_server, put in DHCP options 66, 150 and 255.
+	TFTPServer string
+	// PXEBootfile and IPXEBootfile are [pxe]pxe_bootfile_name and
+	// ipxe_bootfile_name; IPXEBootScript is [pxe]ipxe_boot_script.
+	PXEBootfile, IPXEBootfile, IPXEBootScript string
+	// KernelAppendParams is [pxe]kernel_append_params.
+	KernelAppendParams string
+	// Debug adds ipa-debug=1 ([DEFAULT]debug).
+	Debug bool
+}
 
 // Boot is a pxe or ipxe boot interface. It is safe for concurrent use by
 // tasks on different nodes.
 type Boot struct {
-	kind            Kind
-	cfg             *config.Config
-	dhcp            driver.DHCP
-	client          *http.Client
-	downloadTimeout time.Duration
-	maxImageSize    int64
-
-	mu       sync.Mutex
-	fetching map[string]*sync.Mutex // master cache entry → its download lock
+	kind Kind
+	o    Options
 }
 
-// Option changes how New builds a Boot.
-type Option func(*Boot)
-
-// WithHTTPClient sets the client that downloads http(s) deploy images.
-func WithHTTPClient(c *http.Client) Option { return func(b *Boot) { b.client = c } }
-
-// WithDownloadTimeout bounds one download of a deploy image.
-func WithDownloadTimeout(d time.Duration) Option {
-	return func(b *Boot) { b.downloadTimeout = d }
-}
-
-// WithMaxImageSize rejects deploy images larger than n bytes.
-func WithMaxImageSize(n int64) Option { return func(b *Boot) { b.maxImageSize = n } }
-
-// New returns the boot interface of the given kind. dhcp is the
-// [dhcp]dhcp_provider; nil means driver.NoDHCP. cfg is read on every call.
-func New(kind Kind, cfg *config.Config, dhcp driver.DHCP, opts ...Option) (*Boot, error) {
+// New returns the boot interface of the given kind.
+func New(kind Kind, o Options) (*Boot, error) {
 	if kind != PXE && kind != IPXE {
 		return nil, fmt.Errorf("%w: unknown PXE boot interface kind %q", driver.ErrInvalidParameter, kind)
 	}
-	if dhcp == nil {
-		dhcp = driver.NoDHCP{}
+	if o.DHCP == nil {
+		o.DHCP = driver.NoDHCP{}
 	}
-	b := &Boot{
-		kind:            kind,
-		cfg:             cfg,
-		dhcp:            dhcp,
-		downloadTimeout: DefaultDownloadTimeout,
-		maxImageSize:    DefaultMaxImageSize,
-		fetching:        map[string]*sync.Mutex{},
+	if o.Images == nil {
+		o.Images = deployimage.New(deployimage.Options{})
 	}
-	for _, o := range opts {
-		o(b)
-	}
-	if b.client == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.ResponseHeaderTimeout = time.Minute
-		b.client = &http.Client{Transport: tr}
-	}
-	return b, nil
+	return &Boot{kind: kind, o: o}, nil
 }
 
 // Register adds the pxe and ipxe boot interfaces to r.
-func Register(r *driver.Registry, cfg *config.Config, dhcp driver.DHCP, opts ...Option) {
+func Register(r *driver.Registry, o Options) error {
 	for _, k := range []Kind{PXE, IPXE} {
-		b, _ := New(k, cfg, dhcp, opts...)
+		b, err := New(k, o)
+		if err != nil {
+			return err
+		}
 		r.RegisterBoot(string(k), b)
 	}
+	return nil
 }
 
 // Kind returns which boot interface b is.
@@ -158,7 +141,7 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t *driver.Task, params driver
 		return fmt.Errorf("prepare ramdisk for node %s: %w", t.Node.UUID, err)
 	}
 	// DHCP after the files, so that it never points at a missing one.
-	if err := b.dhcp.UpdateDHCPOptions(ctx, t, b.dhcpOptions(p)); err != nil {
+	if err := b.o.DHCP.UpdateDHCPOptions(ctx, t, b.dhcpOptions(p)); err != nil {
 		return fmt.Errorf("prepare ramdisk for node %s: update DHCP options: %w", t.Node.UUID, err)
 	}
 	if err := t.Driver.Management.SetBootDevice(ctx, t, baremetal.BootDevicePXE, false); err != nil {
@@ -171,13 +154,8 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t *driver.Task, params driver
 
 func (b *Boot) writeBootFiles(ctx context.Context, t *driver.Task, p *plan, cmdline string) error {
 	nodeDir := filepath.Join(p.root, p.uuid)
-	if err := mkdirs(nodeDir); err != nil {
+	if _, _, err := b.o.Images.Fetch(ctx, logger(t), p.images, p.root, nodeDir); err != nil {
 		return err
-	}
-	for _, img := range []image{p.kernel, p.ramdisk} {
-		if err := b.fetch(ctx, t, img, p.root, filepath.Join(nodeDir, img.name)); err != nil {
-			return fmt.Errorf("cache %s %s: %w", img.name, img.display(), err)
-		}
 	}
 	conf, err := b.render(p, cmdline)
 	if err != nil {
@@ -237,9 +215,9 @@ func (b *Boot) CleanUpRamdisk(ctx context.Context, t *driver.Task) error {
 // root is the directory this kind serves boot files from.
 func (b *Boot) root() string {
 	if b.kind == IPXE {
-		return b.cfg.Deploy.HTTPRoot
+		return b.o.HTTPRoot
 	}
-	return b.cfg.PXE.TFTPRoot
+	return b.o.TFTPRoot
 }
 
 // logger is the task's logger, which carries the node attribute; the

@@ -13,8 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/dhcpopt"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/deployimage"
 )
 
 const (
@@ -51,11 +52,11 @@ func (m *fakeManagement) SupportedBootDevices(context.Context, *driver.Task) ([]
 // fakeDHCP records the options of every update.
 type fakeDHCP struct {
 	mu      sync.Mutex
-	updates [][]driver.DHCPOption
+	updates [][]dhcpopt.Option
 	err     error
 }
 
-func (d *fakeDHCP) UpdateDHCPOptions(_ context.Context, _ *driver.Task, opts []driver.DHCPOption) error {
+func (d *fakeDHCP) UpdateDHCPOptions(_ context.Context, _ *driver.Task, opts []dhcpopt.Option) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.updates = append(d.updates, opts)
@@ -65,7 +66,8 @@ func (d *fakeDHCP) UpdateDHCPOptions(_ context.Context, _ *driver.Task, opts []d
 // env is a configuration with temporary roots and deploy images in an
 // allowed directory.
 type env struct {
-	cfg                   *config.Config
+	opts                  Options             // without Images
+	img                   deployimage.Options // the deploy image Fetcher's
 	tftp, http, images    string
 	kernelURL, ramdiskURL string
 	mgmt                  *fakeManagement
@@ -76,7 +78,6 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	dir := t.TempDir()
 	e := &env{
-		cfg:    config.Defaults(),
 		tftp:   filepath.Join(dir, "tftpboot"),
 		http:   filepath.Join(dir, "httpboot"),
 		images: filepath.Join(dir, "images"),
@@ -92,11 +93,10 @@ func newEnv(t *testing.T) *env {
 	writeFile(t, filepath.Join(e.images, "ipa.initramfs"), "RAMDISK")
 	e.kernelURL = "file://" + filepath.Join(e.images, "ipa.kernel")
 	e.ramdiskURL = "file://" + filepath.Join(e.images, "ipa.initramfs")
-	e.cfg.PXE.TFTPRoot = e.tftp
-	e.cfg.PXE.TFTPServer = "10.0.0.1"
-	e.cfg.Deploy.HTTPRoot = e.http
-	e.cfg.Deploy.HTTPURL = "http://10.0.0.1:8080/"
-	e.cfg.Conductor.FileURLAllowedPaths = []string{e.images}
+	// [pxe]'s defaults, with the roots and the images of this test.
+	e.opts = Options{TFTPRoot: e.tftp, TFTPServer: "10.0.0.1", HTTPRoot: e.http, HTTPURL: "http://10.0.0.1:8080/",
+		PXEBootfile: "pxelinux.0", IPXEBootfile: "undionly.kpxe", KernelAppendParams: "nofb nomodeset vga=normal"}
+	e.img = deployimage.Options{AllowedPaths: []string{e.images}}
 	return e
 }
 
@@ -107,9 +107,17 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-func (e *env) boot(t *testing.T, kind Kind, opts ...Option) *Boot {
+// boot returns the interface with the env's options; tweaks change the
+// deploy image Fetcher's.
+func (e *env) boot(t *testing.T, kind Kind, tweaks ...func(*deployimage.Options)) *Boot {
 	t.Helper()
-	b, err := New(kind, e.cfg, e.dhcp, opts...)
+	img := e.img
+	for _, tw := range tweaks {
+		tw(&img)
+	}
+	o := e.opts
+	o.Images, o.DHCP = deployimage.New(img), e.dhcp
+	b, err := New(kind, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +206,7 @@ ipappend 2
 		t.Error("pxe wrote boot.ipxe")
 	}
 
-	wantOpts := [][]driver.DHCPOption{{
+	wantOpts := [][]dhcpopt.Option{{
 		{Name: "67", Value: "pxelinux.0", IPVersion: 4},
 		{Name: "66", Value: "10.0.0.1", IPVersion: 4},
 		{Name: "150", Value: "10.0.0.1", IPVersion: 4},
@@ -268,7 +276,7 @@ poweroff
 		t.Errorf("deploy_kernel = %q", got)
 	}
 
-	wantOpts := [][]driver.DHCPOption{{
+	wantOpts := [][]dhcpopt.Option{{
 		{Name: "tag:!ipxe,67", Value: "undionly.kpxe", IPVersion: 4},
 		{Name: "tag:ipxe,67", Value: "http://10.0.0.1:8080/boot.ipxe", IPVersion: 4},
 		{Name: "66", Value: "10.0.0.1", IPVersion: 4},
@@ -286,26 +294,26 @@ poweroff
 func TestDHCPOptions_NoTFTPServerOnlyBootfile(t *testing.T) {
 	for _, tc := range []struct {
 		kind Kind
-		want []driver.DHCPOption
+		want []dhcpopt.Option
 	}{
-		{PXE, []driver.DHCPOption{{Name: "67", Value: "lpxelinux.0", IPVersion: 4}}},
-		{IPXE, []driver.DHCPOption{
+		{PXE, []dhcpopt.Option{{Name: "67", Value: "lpxelinux.0", IPVersion: 4}}},
+		{IPXE, []dhcpopt.Option{
 			{Name: "tag:!ipxe,67", Value: "snponly.efi", IPVersion: 4},
 			{Name: "tag:ipxe,67", Value: "http://10.0.0.1:8080/custom.ipxe", IPVersion: 4},
 		}},
 	} {
 		t.Run(string(tc.kind), func(t *testing.T) {
 			e := newEnv(t)
-			e.cfg.PXE.TFTPServer = ""
-			e.cfg.PXE.PXEBootfileName = "lpxelinux.0"
-			e.cfg.PXE.IPXEBootfileName = "snponly.efi"
+			e.opts.TFTPServer = ""
+			e.opts.PXEBootfile = "lpxelinux.0"
+			e.opts.IPXEBootfile = "snponly.efi"
 			script := filepath.Join(t.TempDir(), "custom.ipxe")
 			writeFile(t, script, "#!ipxe\nchain pxelinux.cfg/${mac:hexhyp}\n")
-			e.cfg.PXE.IPXEBootScript = script
+			e.opts.IPXEBootScript = script
 			if err := e.boot(t, tc.kind).PrepareRamdisk(context.Background(), e.task(), callbackParams()); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([][]driver.DHCPOption{tc.want}, e.dhcp.updates); diff != "" {
+			if diff := cmp.Diff([][]dhcpopt.Option{tc.want}, e.dhcp.updates); diff != "" {
 				t.Errorf("DHCP options (-want +got):\n%s", diff)
 			}
 			if tc.kind == IPXE {
@@ -319,8 +327,8 @@ func TestDHCPOptions_NoTFTPServerOnlyBootfile(t *testing.T) {
 
 func TestPrepareRamdisk_CommandLineOrder(t *testing.T) {
 	e := newEnv(t)
-	e.cfg.Default.Debug = true
-	e.cfg.PXE.KernelAppendParams = "nofb vga=normal"
+	e.opts.Debug = true
+	e.opts.KernelAppendParams = "nofb vga=normal"
 	task := e.task()
 	task.Node.DriverInfo["kernel_append_params"] = "%default% console=ttyS0,115200n8"
 	params := driver.RamdiskParams{
@@ -385,8 +393,8 @@ func TestPrepareRamdisk_UsesConductorDefaultsOnlyWhenDriverInfoHasNeither(t *tes
 	e := newEnv(t)
 	writeFile(t, filepath.Join(e.images, "conf.kernel"), "CONF-KERNEL")
 	writeFile(t, filepath.Join(e.images, "conf.initramfs"), "CONF-RAMDISK")
-	e.cfg.Conductor.DeployKernel = "file://" + filepath.Join(e.images, "conf.kernel")
-	e.cfg.Conductor.DeployRamdisk = "file://" + filepath.Join(e.images, "conf.initramfs")
+	e.img.DefaultKernel = "file://" + filepath.Join(e.images, "conf.kernel")
+	e.img.DefaultRamdisk = "file://" + filepath.Join(e.images, "conf.initramfs")
 
 	task := e.task()
 	delete(task.Node.DriverInfo, "deploy_kernel")
@@ -532,7 +540,7 @@ func TestCleanUpRamdisk_NothingPreparedIsFine(t *testing.T) {
 			t.Errorf("%s: %v", kind, err)
 		}
 	}
-	e.cfg.PXE.TFTPRoot = ""
+	e.opts.TFTPRoot = ""
 	if err := e.boot(t, PXE).CleanUpRamdisk(context.Background(), e.task()); err != nil {
 		t.Errorf("no tftp_root: %v", err)
 	}
@@ -638,7 +646,7 @@ func TestPrepareRamdisk_PropagatesDHCPAndManagementErrors(t *testing.T) {
 }
 
 func TestNew_UnknownKind(t *testing.T) {
-	if _, err := New("http", config.Defaults(), nil); !errors.Is(err, driver.ErrInvalidParameter) {
+	if _, err := New("http", Options{}); !errors.Is(err, driver.ErrInvalidParameter) {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -76,7 +76,7 @@ func TestSweepBootFiles_RemovesTheNodesNotKeptAndDanglingEntries(t *testing.T) {
 
 func TestSweepBootFiles_NoRootIsFine(t *testing.T) {
 	e := newEnv(t)
-	e.cfg.PXE.TFTPRoot = filepath.Join(t.TempDir(), "never-made")
+	e.opts.TFTPRoot = filepath.Join(t.TempDir(), "never-made")
 	b := e.boot(t, PXE)
 	if swept, err := b.SweepBootFiles(context.Background(), func(context.Context, string) bool { return false }); err != nil || len(swept) != 0 {
 		t.Errorf("sweep of a missing root: %v, %v", swept, err)

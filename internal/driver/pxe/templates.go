@@ -8,16 +8,17 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/ferrometal/ferro/internal/dhcpopt"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/deployimage"
 )
 
 // File names under the boot root, as Ironic lays them out.
 const (
 	configName  = "config"
-	kernelName  = "deploy_kernel"
-	ramdiskName = "deploy_ramdisk"
+	kernelName  = deployimage.KernelName
+	ramdiskName = deployimage.RamdiskName
 	macDir      = "pxelinux.cfg"
-	masterDir   = "master_images"
 	bootScript  = "boot.ipxe"
 )
 
@@ -118,7 +119,7 @@ func (b *Boot) render(p *plan, cmdline string) ([]byte, error) {
 // bootScriptName is the file name of the iPXE boot script: the base name
 // of [pxe]ipxe_boot_script, as in Ironic, else boot.ipxe.
 func (b *Boot) bootScriptName() string {
-	if s := b.cfg.PXE.IPXEBootScript; s != "" {
+	if s := b.o.IPXEBootScript; s != "" {
 		return filepath.Base(s)
 	}
 	return bootScript
@@ -128,7 +129,7 @@ func (b *Boot) bootScriptName() string {
 // content changed: [pxe]ipxe_boot_script's file verbatim, else ferro's.
 func (b *Boot) writeBootScript(root string) error {
 	content := []byte(defaultBootScript)
-	if s := b.cfg.PXE.IPXEBootScript; s != "" {
+	if s := b.o.IPXEBootScript; s != "" {
 		c, err := os.ReadFile(s)
 		if err != nil {
 			return fmt.Errorf("read [pxe]ipxe_boot_script: %w", err)
@@ -161,19 +162,19 @@ func (b *Boot) macEntries(macs []string) []string {
 // file: PXE gets 67=[pxe]pxe_bootfile_name; iPXE gets the ROM to chain-load
 // ([pxe]ipxe_bootfile_name) until iPXE runs, then the boot script over
 // HTTP. With [pxe]tftp_server set, 66, 150 and 255 name it.
-func (b *Boot) dhcpOptions(p *plan) []driver.DHCPOption {
-	var opts []driver.DHCPOption
+func (b *Boot) dhcpOptions(p *plan) []dhcpopt.Option {
+	var opts []dhcpopt.Option
 	if b.kind == IPXE {
 		opts = append(opts,
-			driver.DHCPOption{Name: "tag:!ipxe,67", Value: b.cfg.PXE.IPXEBootfileName, IPVersion: 4},
-			driver.DHCPOption{Name: "tag:ipxe,67", Value: p.httpURL + "/" + b.bootScriptName(), IPVersion: 4},
+			dhcpopt.Option{Name: "tag:!ipxe,67", Value: b.o.IPXEBootfile, IPVersion: 4},
+			dhcpopt.Option{Name: "tag:ipxe,67", Value: p.httpURL + "/" + b.bootScriptName(), IPVersion: 4},
 		)
 	} else {
-		opts = append(opts, driver.DHCPOption{Name: "67", Value: b.cfg.PXE.PXEBootfileName, IPVersion: 4})
+		opts = append(opts, dhcpopt.Option{Name: "67", Value: b.o.PXEBootfile, IPVersion: 4})
 	}
-	if s := b.cfg.PXE.TFTPServer; s != "" {
+	if s := b.o.TFTPServer; s != "" {
 		for _, name := range []string{"66", "150", "255"} {
-			opts = append(opts, driver.DHCPOption{Name: name, Value: s, IPVersion: 4})
+			opts = append(opts, dhcpopt.Option{Name: name, Value: s, IPVersion: 4})
 		}
 	}
 	return opts

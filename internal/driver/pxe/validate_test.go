@@ -22,11 +22,11 @@ func TestValidateInspection(t *testing.T) {
 	}{
 		{name: "valid driver_info", setup: func(*env, *driver.Task) {}},
 		{name: "conductor defaults when driver_info has neither", setup: func(e *env, task *driver.Task) {
-			e.cfg.Conductor.DeployKernel, e.cfg.Conductor.DeployRamdisk = e.kernelURL, e.ramdiskURL
+			e.img.DefaultKernel, e.img.DefaultRamdisk = e.kernelURL, e.ramdiskURL
 			clearImages(task)
 		}},
 		{name: "empty strings count as absent", setup: func(e *env, task *driver.Task) {
-			e.cfg.Conductor.DeployKernel, e.cfg.Conductor.DeployRamdisk = e.kernelURL, e.ramdiskURL
+			e.img.DefaultKernel, e.img.DefaultRamdisk = e.kernelURL, e.ramdiskURL
 			task.Node.DriverInfo["deploy_kernel"], task.Node.DriverInfo["deploy_ramdisk"] = "", nil
 		}},
 		{name: "http and https images", setup: func(e *env, task *driver.Task) {
@@ -37,10 +37,10 @@ func TestValidateInspection(t *testing.T) {
 			task.Node.DriverInfo["deploy_kernel"] = "file://localhost" + filepath.Join(e.images, "ipa.kernel")
 		}},
 		{name: "allow list entry with trailing slash", setup: func(e *env, task *driver.Task) {
-			e.cfg.Conductor.FileURLAllowedPaths = []string{e.images + "/"}
+			e.img.AllowedPaths = []string{e.images + "/"}
 		}},
 		{name: "allow list /", setup: func(e *env, task *driver.Task) {
-			e.cfg.Conductor.FileURLAllowedPaths = []string{"/"}
+			e.img.AllowedPaths = []string{"/"}
 		}},
 
 		// Missing: fall back.
@@ -56,31 +56,31 @@ func TestValidateInspection(t *testing.T) {
 			clearImages(task)
 		}},
 		{name: "no tftp_root", kinds: []Kind{PXE}, want: driver.ErrUnsupported, msg: "[pxe]tftp_root", setup: func(e *env, task *driver.Task) {
-			e.cfg.PXE.TFTPRoot = ""
+			e.opts.TFTPRoot = ""
 		}},
 		{name: "no http_url", kinds: []Kind{IPXE}, want: driver.ErrUnsupported, msg: "[deploy]http_url", setup: func(e *env, task *driver.Task) {
-			e.cfg.Deploy.HTTPURL = ""
+			e.opts.HTTPURL = ""
 		}},
 		{name: "no http_root", kinds: []Kind{IPXE}, want: driver.ErrUnsupported, msg: "[deploy]http_root", setup: func(e *env, task *driver.Task) {
-			e.cfg.Deploy.HTTPRoot = ""
+			e.opts.HTTPRoot = ""
 		}},
 		{name: "pxe needs no http", kinds: []Kind{PXE}, setup: func(e *env, task *driver.Task) {
-			e.cfg.Deploy.HTTPURL, e.cfg.Deploy.HTTPRoot = "", ""
+			e.opts.HTTPURL, e.opts.HTTPRoot = "", ""
 		}},
 		{name: "ipxe needs no tftp_root", kinds: []Kind{IPXE}, setup: func(e *env, task *driver.Task) {
-			e.cfg.PXE.TFTPRoot = ""
+			e.opts.TFTPRoot = ""
 		}},
 
 		// Invalid: fail.
 		{name: "driver_info kernel without ramdisk", want: driver.ErrInvalidParameter, msg: "set both or neither", setup: func(e *env, task *driver.Task) {
-			e.cfg.Conductor.DeployKernel, e.cfg.Conductor.DeployRamdisk = e.kernelURL, e.ramdiskURL
+			e.img.DefaultKernel, e.img.DefaultRamdisk = e.kernelURL, e.ramdiskURL
 			delete(task.Node.DriverInfo, "deploy_ramdisk")
 		}},
 		{name: "driver_info ramdisk without kernel", want: driver.ErrInvalidParameter, msg: "driver_info[deploy_ramdisk] is set but driver_info[deploy_kernel] is not", setup: func(e *env, task *driver.Task) {
 			delete(task.Node.DriverInfo, "deploy_kernel")
 		}},
 		{name: "conductor kernel without ramdisk", want: driver.ErrInvalidParameter, msg: "[conductor]deploy_kernel is set", setup: func(e *env, task *driver.Task) {
-			e.cfg.Conductor.DeployKernel = e.kernelURL
+			e.img.DefaultKernel = e.kernelURL
 			clearImages(task)
 		}},
 		{name: "deploy_kernel not a string", want: driver.ErrInvalidParameter, msg: "must be a string", setup: func(e *env, task *driver.Task) {
@@ -117,16 +117,16 @@ func TestValidateInspection(t *testing.T) {
 			task.Node.DriverInfo["deploy_kernel"] = "file://" + e.images + "/../../ipa.kernel"
 		}},
 		{name: "file URLs disabled", want: driver.ErrInvalidParameter, msg: "disabled", setup: func(e *env, task *driver.Task) {
-			e.cfg.Conductor.FileURLAllowedPaths = nil
+			e.img.AllowedPaths = nil
 		}},
 		{name: "relative allow list entries ignored", want: driver.ErrInvalidParameter, msg: "disabled", setup: func(e *env, task *driver.Task) {
-			e.cfg.Conductor.FileURLAllowedPaths = []string{"images"}
+			e.img.AllowedPaths = []string{"images"}
 		}},
 		{name: "kernel_append_params with dollar", want: driver.ErrInvalidParameter, msg: "driver_info[kernel_append_params]", setup: func(e *env, task *driver.Task) {
 			task.Node.DriverInfo["kernel_append_params"] = "a=${mac}"
 		}},
 		{name: "config kernel_append_params with quote", want: driver.ErrInvalidParameter, msg: "[pxe]kernel_append_params", setup: func(e *env, task *driver.Task) {
-			e.cfg.PXE.KernelAppendParams = `console="ttyS0"`
+			e.opts.KernelAppendParams = `console="ttyS0"`
 		}},
 		{name: "bad MAC", want: driver.ErrInvalidParameter, msg: "MAC", setup: func(e *env, task *driver.Task) {
 			task.Ports[0].Address = "52:54:00:12:34"
@@ -135,22 +135,22 @@ func TestValidateInspection(t *testing.T) {
 			task.Node.UUID = "../../etc"
 		}},
 		{name: "relative tftp_root", kinds: []Kind{PXE}, want: driver.ErrInvalidParameter, msg: "absolute", setup: func(e *env, task *driver.Task) {
-			e.cfg.PXE.TFTPRoot = "tftpboot"
+			e.opts.TFTPRoot = "tftpboot"
 		}},
 		{name: "relative http_root", kinds: []Kind{IPXE}, want: driver.ErrInvalidParameter, msg: "absolute", setup: func(e *env, task *driver.Task) {
-			e.cfg.Deploy.HTTPRoot = "html"
+			e.opts.HTTPRoot = "html"
 		}},
 		{name: "http_url not http", kinds: []Kind{IPXE}, want: driver.ErrInvalidParameter, msg: "http:// or https://", setup: func(e *env, task *driver.Task) {
-			e.cfg.Deploy.HTTPURL = "tftp://10.0.0.1/"
+			e.opts.HTTPURL = "tftp://10.0.0.1/"
 		}},
 		{name: "http_url with space", kinds: []Kind{IPXE}, want: driver.ErrInvalidParameter, msg: "[deploy]http_url", setup: func(e *env, task *driver.Task) {
-			e.cfg.Deploy.HTTPURL = "http://10.0.0.1/ x"
+			e.opts.HTTPURL = "http://10.0.0.1/ x"
 		}},
 		{name: "http_url with iPXE variable", kinds: []Kind{IPXE}, want: driver.ErrInvalidParameter, msg: "[deploy]http_url", setup: func(e *env, task *driver.Task) {
-			e.cfg.Deploy.HTTPURL = "http://${next-server}/"
+			e.opts.HTTPURL = "http://${next-server}/"
 		}},
 		{name: "tftp_server with newline", want: driver.ErrInvalidParameter, msg: "[pxe]tftp_server", setup: func(e *env, task *driver.Task) {
-			e.cfg.PXE.TFTPServer = "10.0.0.1\ndhcp-option=3,6.6.6.6"
+			e.opts.TFTPServer = "10.0.0.1\ndhcp-option=3,6.6.6.6"
 		}},
 		{name: "invalid wins over missing", want: driver.ErrInvalidParameter, msg: "ftp", setup: func(e *env, task *driver.Task) {
 			task.Ports = nil
@@ -208,30 +208,6 @@ func TestValidate_MissingIsMissingParameter(t *testing.T) {
 	}
 }
 
-func TestFilePathProblem_DenyListBeatsAllowList(t *testing.T) {
-	allowed := []string{"/", "/etc", "/var/lib/ironic"}
-	for _, tc := range []struct {
-		path string
-		ok   bool
-	}{
-		{"/var/lib/ironic/ipa.kernel", true},
-		{"/srv/images/ipa.kernel", true}, // allowed by "/"
-		{"/etc/shadow", false},
-		{"/etc", false},
-		{"/dev/sda", false},
-		{"/sys/firmware/efi/efivars/x", false},
-		{"/proc/self/environ", false},
-		{"/boot/vmlinuz", false},
-		{"/run/secrets/token", false},
-		{"/etcetera/ipa.kernel", true}, // a sibling, not /etc
-	} {
-		why := filePathProblem(tc.path, allowed)
-		if (why == "") != tc.ok {
-			t.Errorf("%s: problem %q, want ok=%v", tc.path, why, tc.ok)
-		}
-	}
-}
-
 func TestPrepareRamdisk_FileURLSymlinkEscapesAreRejected(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -269,7 +245,7 @@ func TestPrepareRamdisk_AllowedDirectoryMayBeASymlink(t *testing.T) {
 	if err := os.Symlink(e.images, alias); err != nil {
 		t.Fatal(err)
 	}
-	e.cfg.Conductor.FileURLAllowedPaths = []string{alias}
+	e.img.AllowedPaths = []string{alias}
 	task := e.task()
 	task.Node.DriverInfo["deploy_kernel"] = "file://" + filepath.Join(alias, "ipa.kernel")
 	task.Node.DriverInfo["deploy_ramdisk"] = "file://" + filepath.Join(alias, "ipa.initramfs")

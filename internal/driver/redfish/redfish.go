@@ -4,8 +4,6 @@ package redfish
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -43,17 +41,10 @@ func (o *Options) defaults() {
 	}
 }
 
-// Endpoint parses the node's driver_info into the BMC it names, mapping
-// errors onto Ironic's MissingParameterValue / InvalidParameterValue.
+// Endpoint parses the node's driver_info into the BMC it names
+// (ParseDriverInfo).
 func Endpoint(t *driver.Task, authType string) (bmc.Endpoint, error) {
-	ep, err := bmc.ParseDriverInfo(t.Node.DriverInfo, authType)
-	switch {
-	case errors.Is(err, bmc.ErrMissingDriverInfo):
-		return ep, fmt.Errorf("%w: %v", driver.ErrMissingParameter, err)
-	case err != nil:
-		return ep, fmt.Errorf("%w: %v", driver.ErrInvalidParameter, err)
-	}
-	return ep, nil
+	return ParseDriverInfo(t.Node.DriverInfo, authType)
 }
 
 func logger(t *driver.Task) *slog.Logger {

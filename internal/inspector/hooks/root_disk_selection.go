@@ -8,7 +8,11 @@ import (
 
 	"github.com/ferrometal/ferro/internal/inventory"
 	"github.com/ferrometal/ferro/internal/pyjson"
+	"github.com/ferrometal/ferro/internal/rootdevice"
 )
+
+// gib is units.Gi: local_gb counts whole GiB.
+const gib = 1 << 30
 
 // rootDiskSelection picks the root disk by the node's root device hints
 // (properties.root_device, minus properties.skip_block_devices), or keeps
@@ -77,7 +81,7 @@ func (h rootDiskSelection) applyHints(d *Data, inv *inventory.Inventory, node *N
 		d.setRawDisks(raw)
 	}
 
-	found, err := findDevices(devices, hintMap, true)
+	found, err := rootdevice.Find(devices, hintMap, true)
 	if err != nil {
 		return fmt.Errorf("No disks could be found using the root device hints %s because they failed to validate. Error: %w", pyjson.Repr(hints), err)
 	}
@@ -128,7 +132,7 @@ func (h rootDiskSelection) skipList(node *Node, devices []map[string]any) (map[s
 		if !ok {
 			return nil, fmt.Errorf("properties/skip_block_devices: %s is not an object of hints", pyjson.Repr(e))
 		}
-		found, err := findDevices(devices, hints, false)
+		found, err := rootdevice.Find(devices, hints, false)
 		if err != nil {
 			return nil, fmt.Errorf("properties/skip_block_devices: %w", err)
 		}

@@ -1,53 +1,23 @@
 package redfish
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+
+	bmc "github.com/ferrometal/ferro/internal/bmc/redfish"
+	"github.com/ferrometal/ferro/internal/driver"
 )
 
-// Errors ParseDriverInfo wraps, so that drivers can map them onto Ironic's
-// MissingParameterValue and InvalidParameterValue.
-var (
-	ErrMissingDriverInfo = errors.New("missing redfish driver_info")
-	ErrInvalidDriverInfo = errors.New("invalid redfish driver_info")
-)
-
-// Auth types of driver_info[redfish_auth_type], as Ironic's.
-const (
-	AuthBasic   = "basic"
-	AuthSession = "session"
-	AuthAuto    = "auto"
-)
-
-// Endpoint is one BMC and the System on it, from a node's driver_info.
-type Endpoint struct {
-	// Address is scheme://host[:port], without a path.
-	Address string
-	// SystemID is the System's path (/redfish/v1/Systems/1) or member Id;
-	// empty means the only System the service has.
-	SystemID string
-	Username string
-	Password string
-	// Insecure skips TLS verification (redfish_verify_ca=false).
-	Insecure bool
-	// CAFile is a CA bundle to verify the BMC with, instead of the system's.
-	CAFile   string
-	AuthType string
-}
-
-// String names the BMC for messages; it never contains the password.
-func (e Endpoint) String() string { return e.Address }
-
-// ParseDriverInfo reads Ironic's redfish_* keys. defaultAuth is
-// [redfish]auth_type. A missing redfish_address wraps ErrMissingDriverInfo,
-// any bad value ErrInvalidDriverInfo; messages name the key and never the
+// ParseDriverInfo reads Ironic's redfish_* keys into the BMC client's
+// Endpoint. defaultAuth is [redfish]auth_type. A missing redfish_address
+// wraps driver.ErrMissingParameter, any bad value
+// driver.ErrInvalidParameter; messages name the key and never the
 // password.
-func ParseDriverInfo(info map[string]any, defaultAuth string) (Endpoint, error) {
-	var ep Endpoint
+func ParseDriverInfo(info map[string]any, defaultAuth string) (bmc.Endpoint, error) {
+	var ep bmc.Endpoint
 	var bad []string
 	str := func(key string) (string, bool) {
 		v, ok := info[key]
@@ -63,7 +33,7 @@ func ParseDriverInfo(info map[string]any, defaultAuth string) (Endpoint, error) 
 	}
 	addr, ok := str("redfish_address")
 	if !ok && len(bad) == 0 {
-		return ep, fmt.Errorf("%w: driver_info[redfish_address] is required", ErrMissingDriverInfo)
+		return ep, fmt.Errorf("%w: missing redfish driver_info: driver_info[redfish_address] is required", driver.ErrMissingParameter)
 	}
 	if ok {
 		a, err := parseAddress(addr)
@@ -85,9 +55,9 @@ func ParseDriverInfo(info map[string]any, defaultAuth string) (Endpoint, error) 
 		ep.AuthType = a
 	}
 	switch ep.AuthType {
-	case AuthBasic, AuthSession, AuthAuto:
+	case bmc.AuthBasic, bmc.AuthSession, bmc.AuthAuto:
 	case "":
-		ep.AuthType = AuthAuto
+		ep.AuthType = bmc.AuthAuto
 	default:
 		bad = append(bad, fmt.Sprintf("driver_info[redfish_auth_type] %q must be one of basic, session, auto", ep.AuthType))
 	}
@@ -108,7 +78,7 @@ func ParseDriverInfo(info map[string]any, defaultAuth string) (Endpoint, error) 
 		}
 	}
 	if len(bad) > 0 {
-		return ep, fmt.Errorf("%w: %s", ErrInvalidDriverInfo, strings.Join(bad, "; "))
+		return ep, fmt.Errorf("%w: invalid redfish driver_info: %s", driver.ErrInvalidParameter, strings.Join(bad, "; "))
 	}
 	return ep, nil
 }

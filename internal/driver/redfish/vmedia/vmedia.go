@@ -33,7 +33,7 @@ import (
 	"github.com/ferrometal/ferro/internal/baremetal"
 	bmc "github.com/ferrometal/ferro/internal/bmc/redfish"
 	"github.com/ferrometal/ferro/internal/driver"
-	"github.com/ferrometal/ferro/internal/driver/pxe"
+	"github.com/ferrometal/ferro/internal/driver/deployimage"
 	rfdriver "github.com/ferrometal/ferro/internal/driver/redfish"
 	"github.com/ferrometal/ferro/internal/ramdisk"
 )
@@ -52,7 +52,7 @@ const subdir = "vmedia"
 type Options struct {
 	// Images validates and fetches the deploy kernel and ramdisk, with the
 	// pxe interfaces' rules and download cache.
-	Images *pxe.Boot
+	Images *deployimage.Fetcher
 	// Client is the shared Redfish client.
 	Client *bmc.Client
 	// AuthType is [redfish]auth_type.
@@ -87,7 +87,7 @@ var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[
 // plan is what validation learned.
 type plan struct {
 	ep      bmc.Endpoint
-	images  *pxe.DeployImages
+	images  *deployimage.Images
 	root    string // absolute http_root
 	baseURL string // http_url without a trailing slash
 	dir     string // root/vmedia/<uuid>
@@ -118,12 +118,13 @@ func (b *Boot) check(t *driver.Task) (*plan, error) {
 	if b.o.Images == nil {
 		invalid = append(invalid, "no deploy image support configured")
 	} else {
-		imgs, err := b.o.Images.CheckDeployImages(t)
+		imgs, pr := b.o.Images.Check(t.Node.DriverInfo)
+		// An invalid image hides a missing one, as in the pxe interfaces.
 		switch {
-		case errors.Is(err, driver.ErrMissingParameter):
-			missing = append(missing, strings.TrimPrefix(err.Error(), driver.ErrMissingParameter.Error()+": "))
-		case err != nil:
-			invalid = append(invalid, strings.TrimPrefix(err.Error(), driver.ErrInvalidParameter.Error()+": "))
+		case len(pr.Invalid) > 0:
+			invalid = append(invalid, strings.Join(pr.Invalid, "; "))
+		case len(pr.Missing) > 0:
+			missing = append(missing, strings.Join(pr.Missing, "; "))
 		}
 		p.images = imgs
 	}
@@ -234,7 +235,7 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t *driver.Task, params driver
 		return fmt.Errorf("prepare ramdisk for node %s: %w", t.Node.UUID, err)
 	}
 	defer os.RemoveAll(work)
-	kernel, initrd, err := b.o.Images.FetchDeployImages(ctx, t, p.images, p.root, work)
+	kernel, initrd, err := b.o.Images.Fetch(ctx, logger(t), p.images, p.root, work)
 	if err != nil {
 		return fmt.Errorf("prepare ramdisk for node %s: %w", t.Node.UUID, err)
 	}

@@ -14,11 +14,10 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	bmc "github.com/ferrometal/ferro/internal/bmc/redfish"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
-	"github.com/ferrometal/ferro/internal/driver/pxe"
+	"github.com/ferrometal/ferro/internal/driver/deployimage"
 	rf "github.com/ferrometal/ferro/internal/driver/redfish"
-	"github.com/ferrometal/ferro/internal/driver/vmedia"
+	"github.com/ferrometal/ferro/internal/driver/redfish/vmedia"
 	"github.com/ferrometal/ferro/internal/ramdisk"
 	"github.com/ferrometal/ferro/internal/testing/boottest"
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
@@ -59,12 +58,7 @@ func TestVirtualMedia_BootsInQEMU(t *testing.T) {
 	httpRoot := t.TempDir()
 	srv := httptest.NewServer(http.FileServer(http.Dir(httpRoot)))
 	t.Cleanup(srv.Close)
-	cfg := config.Defaults()
-	cfg.Conductor.FileURLAllowedPaths = []string{images, filepath.Dir(kernel)}
-	imgs, err := pxe.New(pxe.IPXE, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	imgs := deployimage.New(deployimage.Options{AllowedPaths: []string{images, filepath.Dir(kernel)}})
 	client := bmc.New(bmc.Options{ConnectionAttempts: 2, ConnectionRetryInterval: time.Millisecond})
 	t.Cleanup(client.Close)
 	opts := rf.Options{Client: client, PollInterval: 100 * time.Millisecond}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package pxe
+package deployimage
 
 import "io/fs"
 

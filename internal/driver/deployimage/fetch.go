@@ -1,4 +1,4 @@
-package pxe
+package deployimage
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,15 +24,15 @@ import (
 // fetch puts the deploy image img at dest: a file:// image is hard-linked
 // (copied across file systems); an http(s):// one goes through the master
 // cache under <root>/master_images, so that many nodes share one download.
-func (b *Boot) fetch(ctx context.Context, t *driver.Task, img image, root, dest string) error {
+func (f *Fetcher) fetch(ctx context.Context, log *slog.Logger, img image, root, dest string) error {
 	if img.path != "" {
-		src, err := b.resolveLocal(img)
+		src, err := f.resolveLocal(img)
 		if err != nil {
 			return err
 		}
 		return linkOrCopy(src, dest)
 	}
-	master, err := b.download(ctx, t, img, filepath.Join(root, masterDir))
+	master, err := f.download(ctx, log, img, filepath.Join(root, MasterDir))
 	if err != nil {
 		return err
 	}
@@ -41,12 +42,12 @@ func (b *Boot) fetch(ctx context.Context, t *driver.Task, img image, root, dest 
 // resolveLocal follows symlinks in a file:// image's path and checks the
 // file it reaches again: the lexical check in validation cannot see a
 // symlink inside an allowed directory that leads to /etc.
-func (b *Boot) resolveLocal(img image) (string, error) {
+func (f *Fetcher) resolveLocal(img image) (string, error) {
 	src, err := filepath.EvalSymlinks(img.path)
 	if err != nil {
 		return "", err
 	}
-	allowed := allowedDirs(b.cfg.Conductor.FileURLAllowedPaths)
+	allowed := allowedDirs(f.o.AllowedPaths)
 	for _, a := range allowed {
 		// An allowed directory may itself be a symlink (/var/lib/ironic →
 		// /srv/ironic): allow what it resolves to as well.
@@ -64,18 +65,18 @@ func (b *Boot) resolveLocal(img image) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("%w: %s is not a regular file", driver.ErrInvalidParameter, src)
 	}
-	if err := b.checkSize(fi.Size()); err != nil {
+	if err := f.checkSize(fi.Size()); err != nil {
 		return "", fmt.Errorf("%s: %w", src, err)
 	}
 	return src, nil
 }
 
-func (b *Boot) checkSize(n int64) error {
+func (f *Fetcher) checkSize(n int64) error {
 	switch {
 	case n == 0:
 		return errors.New("image is empty")
-	case n > b.maxImageSize:
-		return fmt.Errorf("image is larger than %d bytes", b.maxImageSize)
+	case n > f.o.MaxSize:
+		return fmt.Errorf("image is larger than %d bytes", f.o.MaxSize)
 	}
 	return nil
 }
@@ -101,24 +102,24 @@ func linkOrCopy(src, dest string) error {
 		return err
 	}
 	defer in.Close()
-	f, err := tempFile(dest)
+	out, err := tempFile(dest)
 	if err != nil {
 		return err
 	}
-	return finishTemp(f, dest, func(w io.Writer) error {
+	return finishTemp(out, dest, func(w io.Writer) error {
 		_, err := io.Copy(w, in)
 		return err
 	})
 }
 
 // lockFor returns the lock that serialises downloads into one cache entry.
-func (b *Boot) lockFor(key string) *sync.Mutex {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	m, ok := b.fetching[key]
+func (f *Fetcher) lockFor(key string) *sync.Mutex {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m, ok := f.fetching[key]
 	if !ok {
 		m = &sync.Mutex{}
-		b.fetching[key] = m
+		f.fetching[key] = m
 	}
 	return m
 }
@@ -126,18 +127,18 @@ func (b *Boot) lockFor(key string) *sync.Mutex {
 // download brings the master copy of an http(s) image up to date and
 // returns its path. The copy is revalidated with If-Modified-Since on every
 // call, so a new image on the server is picked up by the next preparation.
-func (b *Boot) download(ctx context.Context, t *driver.Task, img image, dir string) (string, error) {
+func (f *Fetcher) download(ctx context.Context, log *slog.Logger, img image, dir string) (string, error) {
 	if err := mkdirs(dir); err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256([]byte(img.href))
 	key := hex.EncodeToString(sum[:])
 	master := filepath.Join(dir, key)
-	lock := b.lockFor(key)
+	lock := f.lockFor(key)
 	lock.Lock()
 	defer lock.Unlock()
 
-	ctx, cancel := context.WithTimeout(ctx, b.downloadTimeout)
+	ctx, cancel := context.WithTimeout(ctx, f.o.DownloadTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, img.href, nil)
 	if err != nil {
@@ -147,7 +148,7 @@ func (b *Boot) download(ctx context.Context, t *driver.Task, img image, dir stri
 	if statErr == nil {
 		req.Header.Set("If-Modified-Since", cached.ModTime().UTC().Format(http.TimeFormat))
 	}
-	resp, err := b.client.Do(req)
+	resp, err := f.o.HTTPClient.Do(req)
 	if err != nil {
 		return "", err
 	}
@@ -158,22 +159,22 @@ func (b *Boot) download(ctx context.Context, t *driver.Task, img image, dir stri
 	case resp.StatusCode != http.StatusOK:
 		return "", fmt.Errorf("download %s: HTTP %s", img.display(), resp.Status)
 	}
-	if resp.ContentLength > b.maxImageSize {
-		return "", fmt.Errorf("download %s: %d bytes is larger than %d", img.display(), resp.ContentLength, b.maxImageSize)
+	if resp.ContentLength > f.o.MaxSize {
+		return "", fmt.Errorf("download %s: %d bytes is larger than %d", img.display(), resp.ContentLength, f.o.MaxSize)
 	}
-	f, err := tempFile(master)
+	tmp, err := tempFile(master)
 	if err != nil {
 		return "", err
 	}
-	err = finishTemp(f, master, func(w io.Writer) error {
-		n, err := io.Copy(w, io.LimitReader(resp.Body, b.maxImageSize+1))
+	err = finishTemp(tmp, master, func(w io.Writer) error {
+		n, err := io.Copy(w, io.LimitReader(resp.Body, f.o.MaxSize+1))
 		if err != nil {
 			return err
 		}
 		if resp.ContentLength >= 0 && n != resp.ContentLength {
 			return fmt.Errorf("got %d bytes of %d", n, resp.ContentLength)
 		}
-		return b.checkSize(n)
+		return f.checkSize(n)
 	})
 	if err != nil {
 		return "", fmt.Errorf("download %s: %w", img.display(), err)
@@ -183,10 +184,10 @@ func (b *Boot) download(ctx context.Context, t *driver.Task, img image, dir stri
 	if lm, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		_ = os.Chtimes(master, time.Now(), lm)
 	}
-	logger(t).InfoContext(ctx, "deploy image downloaded", "image", img.display())
-	if limit := int64(b.cfg.PXE.ImageCacheSize) << 20; limit > 0 {
+	log.InfoContext(ctx, "deploy image downloaded", "image", img.display())
+	if limit := f.o.CacheSize; limit > 0 {
 		if err := evict(dir, limit, key); err != nil {
-			logger(t).WarnContext(ctx, "cannot clean the image cache", "dir", dir, "error", err)
+			log.WarnContext(ctx, "cannot clean the image cache", "dir", dir, "error", err)
 		}
 	}
 	return master, nil
@@ -235,4 +236,39 @@ func evict(dir string, limit int64, keep string) error {
 		total -= e.size
 	}
 	return errors.Join(errs...)
+}
+
+// mkdirs creates dir and its parents with mode 0755, whatever the umask.
+func mkdirs(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o755)
+}
+
+// tempFile creates a file next to path, to be renamed onto it. Temporary
+// names start with a dot so that sweeps and the cache eviction skip them.
+func tempFile(path string) (*os.File, error) {
+	return os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+}
+
+// finishTemp fills the temporary file f, makes it 0644 and renames it onto
+// path, so that a TFTP or HTTP client never reads half an image; on any
+// error it removes f.
+func finishTemp(f *os.File, path string, fill func(io.Writer) error) error {
+	err := fill(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package hooks
+package rootdevice
 
 import (
 	"errors"
@@ -223,10 +223,11 @@ func deviceMatches(dev map[string]any, hints []hint) (bool, error) {
 	return true, nil
 }
 
-// findDevices returns the indexes of the devices matching hints; with
-// first, it stops at the first one, as match_root_device_hints does (so
-// that a later device cannot fail the search).
-func findDevices(devices []map[string]any, hints map[string]any, first bool) ([]int, error) {
+// Find returns the indexes of the devices (disks as the agent's inventory
+// lists them, in generic JSON) matching hints; with first, it stops at the
+// first one, as match_root_device_hints does (so that a later device cannot
+// fail the search).
+func Find(devices []map[string]any, hints map[string]any, first bool) ([]int, error) {
 	parsed, err := parseHints(hints)
 	if err != nil {
 		return nil, err

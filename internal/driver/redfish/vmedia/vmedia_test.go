@@ -17,11 +17,10 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	bmc "github.com/ferrometal/ferro/internal/bmc/redfish"
-	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
-	"github.com/ferrometal/ferro/internal/driver/pxe"
+	"github.com/ferrometal/ferro/internal/driver/deployimage"
 	rf "github.com/ferrometal/ferro/internal/driver/redfish"
-	"github.com/ferrometal/ferro/internal/driver/vmedia"
+	"github.com/ferrometal/ferro/internal/driver/redfish/vmedia"
 	"github.com/ferrometal/ferro/internal/ramdisk"
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 	"github.com/ferrometal/ferro/internal/testing/vbmctest"
@@ -59,13 +58,7 @@ func newLab(t *testing.T) *lab {
 	srv := httptest.NewServer(http.FileServer(http.Dir(l.httpRoot)))
 	t.Cleanup(srv.Close)
 	l.httpURL = srv.URL + "/"
-	cfg := config.Defaults()
-	cfg.Conductor.FileURLAllowedPaths = []string{l.images}
-	cfg.Deploy.HTTPRoot, cfg.Deploy.HTTPURL = l.httpRoot, l.httpURL
-	images, err := pxe.New(pxe.IPXE, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	images := deployimage.New(deployimage.Options{AllowedPaths: []string{l.images}})
 	log := slog.New(slog.NewTextHandler(l.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	l.client = bmc.New(bmc.Options{ConnectionAttempts: 2, ConnectionRetryInterval: time.Millisecond, Log: log})
 	t.Cleanup(l.client.Close)
@@ -196,7 +189,7 @@ func TestPrepareRamdisk_FailureLeavesNothingAfterCleanUp(t *testing.T) {
 	l := newLab(t)
 	task := l.task(nil)
 	ctx := context.Background()
-	bad := vmedia.New(vmedia.Options{Images: mustImages(t, l), Client: l.client, HTTPRoot: l.httpRoot,
+	bad := vmedia.New(vmedia.Options{Images: mustImages(l), Client: l.client, HTTPRoot: l.httpRoot,
 		HTTPURL: "http://127.0.0.1:1/", KernelAppendParams: "nofb"})
 	err := bad.PrepareRamdisk(ctx, task, nil)
 	if err == nil || !strings.Contains(err.Error(), "insert virtual media") || !strings.Contains(err.Error(), l.v.RedfishURL) {
@@ -214,14 +207,8 @@ func TestPrepareRamdisk_FailureLeavesNothingAfterCleanUp(t *testing.T) {
 	}
 }
 
-func mustImages(t *testing.T, l *lab) *pxe.Boot {
-	cfg := config.Defaults()
-	cfg.Conductor.FileURLAllowedPaths = []string{l.images}
-	b, err := pxe.New(pxe.IPXE, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+func mustImages(l *lab) *deployimage.Fetcher {
+	return deployimage.New(deployimage.Options{AllowedPaths: []string{l.images}})
 }
 
 func TestSweepBootFiles_RemovesNodesNotInspecting(t *testing.T) {

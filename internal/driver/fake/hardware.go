@@ -1,0 +1,20 @@
+package fake
+
+import "github.com/ferrometal/ferro/internal/driver"
+
+// HardwareType is fake-hardware: the fake interfaces first, and every real
+// one ferro has, so a lab can mix them (Ironic's fake-hardware supports
+// them too).
+var HardwareType = driver.HardwareType{
+	Name: "fake-hardware",
+	Supported: driver.SharedInterfaces(map[string][]string{
+		"bios": {"fake", "no-bios"}, "boot": {"fake", "pxe", "ipxe", "redfish-virtual-media"},
+		"console": {"fake", "no-console"}, "deploy": {"fake", "direct"}, "firmware": {"fake", "no-firmware"},
+		"inspect": {"fake", "no-inspect", "inspector", "redfish"}, "management": {"fake", "ipmitool", "redfish"},
+		"network": {"noop", "flat", "neutron"}, "power": {"fake", "ipmitool", "redfish"},
+		"raid": {"fake", "no-raid", "agent"}, "rescue": {"fake", "no-rescue"}, "storage": {"fake", "noop"},
+		"vendor": {"fake", "no-vendor"},
+	}),
+	// The fake interfaces read no driver_info.
+	Interfaces: []string{"fake"},
+}

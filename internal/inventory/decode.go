@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -173,9 +174,12 @@ type fieldInfo struct {
 	index int
 	name  string
 	// lenient fields (tag inventory:"lenient") are extensions to IPA's
-	// schema: a value of the wrong type leaves them zero instead of
-	// refusing the report.
+	// schema, or fields upstream never checks: a value of the wrong type
+	// leaves them zero instead of refusing the report.
 	lenient bool
+	// intString fields (tag inventory:"intstring") are integers that may
+	// come as the text of one ("-1").
+	intString bool
 }
 
 var typeInfos sync.Map // reflect.Type → *typeInfo
@@ -191,8 +195,9 @@ func infoOf(t reflect.Type) *typeInfo {
 			if name == "" || name == "-" {
 				continue
 			}
-			lenient := t.Field(i).Tag.Get("inventory") == "lenient"
-			ti.fields = append(ti.fields, fieldInfo{index: i, name: name, lenient: lenient})
+			opts := strings.Split(t.Field(i).Tag.Get("inventory"), ",")
+			ti.fields = append(ti.fields, fieldInfo{index: i, name: name,
+				lenient: slices.Contains(opts, "lenient"), intString: slices.Contains(opts, "intstring")})
 		}
 	}
 	actual, _ := typeInfos.LoadOrStore(t, ti)
@@ -241,6 +246,9 @@ func (d *decoder) assign(dst reflect.Value, v any) error {
 		}
 		for _, f := range ti.fields {
 			if fv, ok := obj[f.name]; ok {
+				if s, isString := fv.(string); isString && f.intString {
+					fv = json.Number(s) // assign parses it as an integer, or refuses it
+				}
 				d.path = append(d.path, nameSegment(f.name))
 				err := d.assign(dst.Field(f.index), fv)
 				d.path = d.path[:len(d.path)-1]

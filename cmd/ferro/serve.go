@@ -31,6 +31,7 @@ import (
 	"github.com/ferrometal/ferro/internal/driver/pxe"
 	rfdriver "github.com/ferrometal/ferro/internal/driver/redfish"
 	"github.com/ferrometal/ferro/internal/driver/vmedia"
+	"github.com/ferrometal/ferro/internal/inspection"
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/netboot"
 	"github.com/ferrometal/ferro/internal/neutron"
@@ -184,7 +185,11 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		if has(roleConductor) || has(roleAPI) {
 			notify = func(uuid string) { cond.NotifyInspectionFinished(uuid) }
 		}
-		insp, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: log, Notify: notify,
+		pipeline, err := pipelineOptions(cfg, inspection.Inspector, log)
+		if err != nil {
+			return err
+		}
+		insp, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: log, Notify: notify, Pipeline: &pipeline,
 			Progress:       conductor.NewProgress(db, cfg.Default.Host, log),
 			ExclusiveStore: strings.HasPrefix(cfg.Database.Connection, "sqlite")})
 		if err != nil {
@@ -196,6 +201,16 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit,
 			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports,
 			ReportReadTimeout:    time.Duration(cfg.Default.ClientSocketTimeout) * time.Second})
+	}
+
+	// The agent inspect interface's pipeline ([inspector]hooks, the
+	// built-in rules): a hook that is unknown or lacks a dependency refuses
+	// the start, as Ironic's conductor refuses to load the interface. The
+	// interface takes it in the next step of issue 16.
+	if o, err := pipelineOptions(cfg, inspection.Ironic, log); err != nil {
+		return err
+	} else if _, err := inspection.New(o); err != nil {
+		return fmt.Errorf("[inspector]hooks: %w", err)
 	}
 
 	inspectClient, err := inspectorClient(cfg, inspAPI)

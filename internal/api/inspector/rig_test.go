@@ -30,6 +30,7 @@ import (
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/inspect"
 	"github.com/ferrometal/ferro/internal/driver/network"
+	"github.com/ferrometal/ferro/internal/inspection"
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
@@ -88,7 +89,9 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 
 // newRig starts the parts; tweak changes the configuration before anything
 // reads it.
-func newRig(t *testing.T, tweak ...func(*config.Config)) *rig {
+// newRig starts the rig; a tweak is a func(*config.Config) or, for the
+// processing pipeline, a func(*inspection.Options).
+func newRig(t *testing.T, tweak ...any) *rig {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
@@ -108,8 +111,17 @@ func newRig(t *testing.T, tweak ...func(*config.Config)) *rig {
 	cfg.Inspector.AllowLoopbackCallback = true
 	// The rig's agent presents the token: managed inspections issue one.
 	cfg.Inspector.Agent = inspect.AgentFerro
+	pipeline := inspection.DefaultOptions(inspection.Inspector)
+	pipeline.Hooks = inspector.DefaultHooks
 	for _, f := range tweak {
-		f(cfg)
+		switch f := f.(type) {
+		case func(*config.Config):
+			f(cfg)
+		case func(*inspection.Options):
+			f(&pipeline)
+		default:
+			t.Fatalf("rig tweak of type %T", f)
+		}
 	}
 
 	r := &rig{store: db, cfg: cfg, capture: &captureBoot{params: map[string]driver.RamdiskParams{}}}
@@ -147,7 +159,7 @@ func newRig(t *testing.T, tweak ...func(*config.Config)) *rig {
 	})
 
 	bm := &inspector.Local{Store: db, Locker: r.cond, Power: r.cond, LockedNodeErr: conductor.ErrNodeLocked}
-	r.svc, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: quietLog(),
+	r.svc, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: quietLog(), Pipeline: &pipeline,
 		Notify: r.cond.NotifyInspectionFinished})
 	if err != nil {
 		t.Fatal(err)

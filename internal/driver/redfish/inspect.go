@@ -13,7 +13,7 @@ import (
 	"github.com/ferrometal/ferro/internal/baremetal"
 	bmc "github.com/ferrometal/ferro/internal/bmc/redfish"
 	"github.com/ferrometal/ferro/internal/driver"
-	"github.com/ferrometal/ferro/internal/inspector/hooks"
+	"github.com/ferrometal/ferro/internal/inspection"
 	"github.com/ferrometal/ferro/internal/inventory"
 	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
@@ -110,7 +110,7 @@ func (i *Inspect) InspectHardware(ctx context.Context, t *driver.Task) (string, 
 	r := RootDisk(inv.Disks)
 	if hints, _ := t.Node.Properties["root_device"].(map[string]any); len(hints) > 0 {
 		// The node's root device hints, as the in-band root_disk_selection hook applies them.
-		if r, err = hooks.RootDevice(inv.Disks, hints); err != nil {
+		if r, err = inspection.RootDevice(inv.Disks, hints); err != nil {
 			return "", &driver.PhaseError{Phase: "choosing the root disk", Err: err}
 		}
 	}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ferrometal/ferro/internal/config"
+	"github.com/ferrometal/ferro/internal/inspection"
+)
+
+func TestPipelineOptions(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Inspector.Hooks = []string{"$default_hooks", "parse-lldp", "local-link-connection"}
+	cfg.Inspector.AddPorts = "all"
+	o, err := pipelineOptions(cfg, inspection.Ironic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ramdisk-error", "validate-interfaces", "ports", "architecture", "parse-lldp", "local-link-connection"}
+	if !slices.Equal(o.Hooks, want) || o.AddPorts != "all" || len(o.CPUCapabilities) != 6 {
+		t.Errorf("agent pipeline options: %+v", o)
+	}
+	if _, err := inspection.New(o); err != nil {
+		t.Errorf("default agent pipeline: %v", err)
+	}
+	legacy, err := pipelineOptions(cfg, inspection.Inspector, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(legacy.Hooks, "lldp_basic") || legacy.AddPorts != "all" {
+		t.Errorf("inspector pipeline options: %+v", legacy)
+	}
+
+	// A hook whose dependency is not before it refuses the start.
+	cfg.Inspector.Hooks = []string{"ramdisk-error", "ports", "validate-interfaces"}
+	o, err = pipelineOptions(cfg, inspection.Ironic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inspection.New(o); err == nil || !strings.Contains(err.Error(), "Hook ports requires these missing hooks to be enabled before it: validate-interfaces") {
+		t.Errorf("ports before validate-interfaces: %v", err)
+	}
+	cfg.Inspector.Hooks = []string{"$default_hooks", "no-such-hook"}
+	o, _ = pipelineOptions(cfg, inspection.Ironic, nil)
+	if _, err := inspection.New(o); err == nil || !strings.Contains(err.Error(), "The following hook(s) are missing or failed to load: no-such-hook") {
+		t.Errorf("unknown hook: %v", err)
+	}
+}

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -88,4 +91,32 @@ func reprJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// FromStored parses a stored rule of the bare metal API.
+func FromStored(s *baremetal.InspectionRule) (*Rule, error) {
+	m := map[string]any{"uuid": s.UUID, "priority": json.Number(strconv.Itoa(s.Priority)), "sensitive": s.Sensitive, "phase": s.Phase}
+	if s.Description != nil {
+		m["description"] = *s.Description
+	}
+	conds := make([]any, len(s.Conditions))
+	for i, c := range s.Conditions {
+		conds[i] = c
+	}
+	acts := make([]any, len(s.Actions))
+	for i, a := range s.Actions {
+		acts[i] = a
+	}
+	m["conditions"], m["actions"] = conds, acts
+	// Rules are validated when stored; a priority outside the user range
+	// in the store is a built-in one's only if it came from the file.
+	return FromMap(m, false)
+}
+
+// ToStored is the stored form of a rule Parse accepted, for the API to
+// keep.
+func (r *Rule) ToStored() *baremetal.InspectionRule {
+	conds, acts := r.Stored()
+	return &baremetal.InspectionRule{UUID: r.UUID, Description: r.Description, Priority: r.Priority, Sensitive: r.Sensitive,
+		Phase: r.Phase, Conditions: conds, Actions: acts}
 }

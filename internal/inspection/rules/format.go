@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -530,4 +529,3 @@ func groupThousands(s string) string {
 	return b.String()
 }
 
-var errNotString = errors.New("not a string")

@@ -20,10 +20,10 @@ const nodeUUID = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
 func testEnv(t *testing.T) *Env {
 	t.Helper()
 	n, err := plan.New(baremetal.Node{UUID: nodeUUID, Name: "n1", Driver: "ipmi", ProvisionState: "inspect wait",
-		Properties:         baremetal.JSON{"cpus": json.Number("8"), "capabilities": "boot_mode:uefi"},
-		DriverInfo:         baremetal.JSON{"ipmi_password": "pw"},
-		Interfaces:         map[string]string{"boot": "ipxe"},
-		Traits:             []string{"CUSTOM_OLD"}},
+		Properties: baremetal.JSON{"cpus": json.Number("8"), "capabilities": "boot_mode:uefi"},
+		DriverInfo: baremetal.JSON{"ipmi_password": "pw"},
+		Interfaces: map[string]string{"boot": "ipxe"},
+		Traits:     []string{"CUSTOM_OLD"}},
 		[]baremetal.Port{{UUID: "0b3a1a4e-0000-4000-8000-000000000001", Address: "52:54:00:00:00:01", PXEEnabled: true}})
 	if err != nil {
 		t.Fatal(err)

@@ -528,4 +528,3 @@ func groupThousands(s string) string {
 	}
 	return b.String()
 }
-

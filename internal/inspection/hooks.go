@@ -106,6 +106,9 @@ func buildHooks(d Dialect, names []string) ([]*hook, error) {
 				missing = append(missing, dep)
 			}
 		}
+		if len(missing) > 0 && d == Inspector {
+			return nil, fmt.Errorf("processing hook %s requires %s to be enabled before it", name, strings.Join(missing, ", "))
+		}
 		if len(missing) > 0 {
 			depErrs = append(depErrs, fmt.Sprintf("Hook %s requires these missing hooks to be enabled before it: %s", name, strings.Join(missing, ", ")))
 			continue

@@ -68,6 +68,12 @@ func Decode(r io.Reader, lim Limits) (*Report, map[string]any, error) {
 // inventory.interfaces. Unknown fields are ignored and null is accepted for
 // every field.
 func DecodeBytes(b []byte, lim Limits) (*Report, map[string]any, error) {
+	return decodeBytes(b, lim, true)
+}
+
+// decodeBytes is DecodeBytes; without fast, encoding/json parses every
+// report (the benchmarks compare the two).
+func decodeBytes(b []byte, lim Limits, fast bool) (*Report, map[string]any, error) {
 	if lim.MaxBytes > 0 && int64(len(b)) > lim.MaxBytes {
 		return nil, nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, lim.MaxBytes)
 	}
@@ -82,7 +88,11 @@ func DecodeBytes(b []byte, lim Limits) (*Report, map[string]any, error) {
 	// parseObject refuses nesting deeper than maxDepth and more than
 	// maxValues values too; anything it refuses is checked against the
 	// limits first and then decoded by encoding/json, which words the error.
-	raw, ok := parseObject(string(b), maxDepth, maxValues)
+	var raw map[string]any
+	ok := false
+	if fast {
+		raw, ok = parseObject(string(b), maxDepth, maxValues)
+	}
 	if !ok {
 		if err := jsonlimit.Check(b, jsonlimit.Limits{MaxDepth: maxDepth, MaxValues: maxValues}); err != nil {
 			return nil, nil, err

@@ -310,12 +310,23 @@ func (n *Node) AddTrait(t string) {
 	if !slices.Contains(n.traits, t) {
 		n.traits = append(n.traits, t)
 	}
+	n.syncTraits()
+}
+
+// syncTraits shows the planned traits in the node's fields.
+func (n *Node) syncTraits() {
+	list := make([]any, len(n.traits))
+	for i, t := range n.traits {
+		list[i] = t
+	}
+	n.doc["traits"] = list
 }
 
 // RemoveTrait plans removing a trait; removing one the node lacks is not
 // an error, as upstream.
 func (n *Node) RemoveTrait(t string) {
 	n.traits = slices.DeleteFunc(n.traits, func(x string) bool { return x == t })
+	n.syncTraits()
 }
 
 // Changes is the plan: what the hooks and rules want done to the node.

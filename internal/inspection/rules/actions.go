@@ -35,6 +35,7 @@ func (r *Rule) runOnce(ctx context.Context, a *Action, env *Env, vs *vars, inLoo
 	if err != nil {
 		return err
 	}
+	invalidate(env.cache, a.Op, args)
 	node := env.Node
 	switch a.Op {
 	case "fail":
@@ -260,4 +261,55 @@ func removeCapability(node *plan.Node, name string) error {
 		}
 	}
 	return node.SetProperty("capabilities", strings.Join(kept, ","))
+}
+
+// invalidate drops the cached fields an action may change: under
+// plugin_data for the plugin-data actions, under the node for those that
+// change the node, each only below the top-level key the action writes;
+// the inventory does not change, nor do the fields a port action writes.
+func invalidate(cache map[fieldKey]string, op string, args map[string]any) {
+	var root, key string
+	switch op {
+	case "set-plugin-data", "extend-plugin-data", "unset-plugin-data":
+		root, key = "plugin_data", pluginPath(args["path"])[0]
+	case "set-attribute", "extend-attribute", "del-attribute":
+		root, key = "node", pathParts(args["path"])[0]
+		if key == "driver" {
+			key = "" // interfaces reset too
+		}
+	case "set-capability", "unset-capability":
+		root, key = "node", "properties"
+	case "add-trait", "remove-trait":
+		root, key = "node", "traits"
+	default:
+		return
+	}
+	for k := range cache {
+		if strings.HasPrefix(k.field, root) {
+			if top, ok := firstKey(k.field[len(root):]); key == "" || !ok || top == key {
+				delete(cache, k)
+			}
+		}
+	}
+}
+
+// firstKey is the first accessor of a field after its variable:
+// "[all_interfaces][eth0]" gives all_interfaces, ".extra[x]" extra.
+func firstKey(rest string) (string, bool) {
+	if rest == "" {
+		return "", false
+	}
+	switch rest[0] {
+	case '[':
+		if end := strings.IndexByte(rest, ']'); end > 0 {
+			return rest[1:end], true
+		}
+	case '.':
+		rest = rest[1:]
+		if end := strings.IndexAny(rest, ".[!:"); end >= 0 {
+			rest = rest[:end]
+		}
+		return rest, true
+	}
+	return "", false
 }

@@ -30,6 +30,8 @@ type Env struct {
 	Mask string
 	HTTP *http.Client // api-call; nil: a default client
 	Log  *slog.Logger
+
+	cache map[fieldKey]string // see vars.cache
 }
 
 // Order is how rules run.
@@ -95,7 +97,10 @@ func Apply(ctx context.Context, rules []*Rule, env *Env, order Order) ([]*Rule, 
 // vars returns the rule's interpolation variables.
 func (r *Rule) vars(env *Env) *vars {
 	mask := env.Mask == MaskAlways || env.Mask == "" || env.Mask == MaskSensitive && !r.Sensitive
-	return &vars{node: env.Node.Fields(), inventory: env.Inventory, plugin: env.PluginData, mask: mask}
+	if env.cache == nil {
+		env.cache = map[fieldKey]string{}
+	}
+	return &vars{node: env.Node.Fields(), inventory: env.Inventory, plugin: env.PluginData, mask: mask, cache: env.cache}
 }
 
 // Failure is why rules failed a report.

@@ -3,6 +3,7 @@ package rules
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -482,5 +483,28 @@ func TestParseBuiltIn(t *testing.T) {
 		if _, err := ParseBuiltIn([]byte(bad), "rules.yaml"); err == nil {
 			t.Errorf("ParseBuiltIn(%q) accepted", bad)
 		}
+	}
+}
+
+// Formatted fields are cached between rules; an action that changes what
+// a field reads drops it, so a later rule sees the change.
+func TestApply_CacheSeesChanges(t *testing.T) {
+	env := testEnv(t)
+	mk := func(uuid string, prio int, cond, action string) *Rule {
+		r := mustRule(t, fmt.Sprintf(`{"priority":%d,"conditions":[%s],"actions":[%s]}`, prio, cond, action))
+		r.UUID = uuid
+		return r
+	}
+	rs := []*Rule{
+		mk("00000000-0000-4000-8000-000000000001", 90, `{"op":"is-empty","args":{"value":"{plugin_data[flag]}"}}`,
+			`{"op":"set-plugin-data","args":{"path":"flag","value":"on"}}`),
+		mk("00000000-0000-4000-8000-000000000002", 80, `{"op":"eq","args":{"values":["{plugin_data[flag]}","on"]}}`,
+			`{"op":"add-trait","args":{"name":"CUSTOM_FLAG"}}`),
+		mk("00000000-0000-4000-8000-000000000003", 70, `{"op":"eq","args":{"values":["{node.traits}","['CUSTOM_OLD', 'CUSTOM_FLAG']"]}}`,
+			`{"op":"set-attribute","args":{"path":"/extra/done","value":"yes"}}`),
+	}
+	applied, err := Apply(context.Background(), rs, env, Sequential)
+	if err != nil || len(applied) != 3 {
+		t.Fatalf("applied %d, %v; want all three", len(applied), err)
 	}
 }

@@ -38,6 +38,16 @@ type vars struct {
 	item      any
 	hasItem   bool
 	mask      bool // mask secrets under inventory and plugin_data
+	// cache holds formatted fields that read no loop item, keyed by the
+	// field and the mask: a rule set reads the same values again and
+	// again, and a repr of plugin_data is large. Actions, which may change
+	// what the fields read, clear it.
+	cache map[fieldKey]string
+}
+
+type fieldKey struct {
+	field string
+	mask  bool
 }
 
 // sensitive are the keys whose values masking replaces, at any depth
@@ -119,6 +129,20 @@ func fieldEnd(s string, from int) int {
 
 // replacementField formats one field: name, accessors, !conversion, :spec.
 func replacementField(field string, vs *vars) (string, error) {
+	cacheable := vs.cache != nil && !strings.HasPrefix(field, "item")
+	if cacheable {
+		if s, ok := vs.cache[fieldKey{field, vs.mask}]; ok {
+			return s, nil
+		}
+	}
+	s, err := formatField(field, vs)
+	if err == nil && cacheable {
+		vs.cache[fieldKey{field, vs.mask}] = s
+	}
+	return s, err
+}
+
+func formatField(field string, vs *vars) (string, error) {
 	name, conv, spec := field, "", ""
 	brackets := 0
 scan:

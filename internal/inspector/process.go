@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -147,7 +146,7 @@ func (s *Service) process(ctx context.Context, nodeUUID string, run *inspection.
 	if s.cfg.Processing.StoreData == "none" {
 		return nil, nil
 	}
-	b, err := json.Marshal(res.Processed())
+	b, err := inspection.Marshal(res.Processed())
 	if err != nil {
 		return nil, fmt.Errorf("encode processed data: %w", err)
 	}

@@ -125,4 +125,3 @@ func isPlainInteger(s string) bool {
 	}
 	return true
 }
-

@@ -18,6 +18,7 @@ require (
 	github.com/u-root/u-root v0.16.0
 	github.com/vishvananda/netlink v1.3.0
 	go.uber.org/goleak v1.3.0
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/crypto v0.58.0
 	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.25.0

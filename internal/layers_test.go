@@ -49,6 +49,9 @@ var floors = map[string]int{
 	"internal/store": parts, "internal/store/": parts, "internal/openstack": parts, "internal/neutron": parts,
 	"internal/bmc/": parts, "internal/ramdisk": parts, "internal/vbmc": parts, "internal/netboot/": parts,
 	"internal/auth": parts, "internal/agent": parts, "internal/testing/": parts,
+	// The processing pipeline: the inspector service and the agent inspect
+	// interface (a driver) both run it.
+	"internal/inspection": parts, "internal/inspection/": parts,
 
 	"internal/driver": driverAPI,
 

@@ -52,7 +52,6 @@ import (
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/inspector"
-	"github.com/ferrometal/ferro/internal/inspector/hooks"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 	"github.com/ferrometal/ferro/internal/testing/pgtest"
@@ -200,7 +199,7 @@ func startLab(dir string, o options) (*lab, error) {
 	bm := &inspector.Local{Store: db, Locker: cond, Power: cond, LockedNodeErr: conductor.ErrNodeLocked}
 	l.svc, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Log: quiet,
 		// [processing] and [inspector]'s defaults, but store_data.
-		Hooks: hooks.Default, HookConfig: hooks.DefaultConfig(), StoreData: o.storeData != "none",
+		StoreData:                 o.storeData != "none",
 		RamdiskLogsFilenameFormat: "{uuid}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz", CanManageBoot: true,
 		IntrospectionDelay: 5 * time.Second, Timeout: time.Hour})
 	if err != nil {

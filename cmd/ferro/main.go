@@ -26,6 +26,7 @@ Usage:
   ferro serve [flags]     run the service (api, conductor and inspector roles)
   ferro config [flags]    print the effective configuration as INI, secrets masked
   ferro ramdisk build     build the inspection ramdisk (kernel + initramfs with ferro-agent)
+  ferro rules convert     print ironic-inspector rules as Ironic inspection rules
   ferro lab up            a lab: ferro, ferro-vbmc and QEMU machines in a network namespace (root)
   ferro version           print the version and commit
   ferro help              print this help
@@ -46,6 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return showConfig(args[1:], stdout, stderr)
 	case "ramdisk":
 		return ramdiskCmd(ctx, args[1:], stdout, stderr)
+	case "rules":
+		return rulesCmd(args[1:], stdout, stderr)
 	case "lab":
 		return labCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":

@@ -11,7 +11,6 @@ import (
 	"github.com/ferrometal/ferro/internal/driver/deployimage"
 	"github.com/ferrometal/ferro/internal/driver/pxe"
 	"github.com/ferrometal/ferro/internal/inspector"
-	"github.com/ferrometal/ferro/internal/inspector/hooks"
 	"github.com/ferrometal/ferro/internal/openstack"
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -54,14 +53,7 @@ func conductorOptions(cfg *config.Config) conductor.Options {
 // caller wires the rest.
 func inspectorOptions(cfg *config.Config) inspector.Options {
 	p := cfg.Processing
-	h := hooks.DefaultConfig()
-	h.AddPorts, h.KeepPorts = p.AddPorts, p.KeepPorts
-	h.UpdatePXEEnabled, h.OverwriteExisting = p.UpdatePXEEnabled, p.OverwriteExisting
-	h.SkipBlockDevices = p.SkipBlockDevices
-	h.BootMode = cfg.Capabilities.BootMode
-	h.CPUFlags = cfg.Capabilities.CPUFlags
-	h.PCIAliases = cfg.PCIDevices.Alias
-	return inspector.Options{Hooks: p.Hooks(), HookConfig: h, StoreData: p.StoreData != "none",
+	return inspector.Options{StoreData: p.StoreData != "none",
 		RamdiskLogsDir: p.RamdiskLogsDir, AlwaysStoreRamdiskLogs: p.AlwaysStoreRamdiskLogs,
 		RamdiskLogsFilenameFormat: p.RamdiskLogsFilenameFormat,
 		PermitActiveIntrospection: cfg.Inspector.PermitActiveIntrospection, CanManageBoot: cfg.Inspector.CanManageBoot,

@@ -23,6 +23,7 @@ import (
 	"github.com/ferrometal/ferro/internal/conductor"
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver/inspect"
+	"github.com/ferrometal/ferro/internal/inspection"
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/netboot"
 	"github.com/ferrometal/ferro/internal/service"
@@ -174,8 +175,12 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		if has(roleConductor) || has(roleAPI) {
 			notify = func(uuid string) { cond.NotifyInspectionFinished(uuid) }
 		}
+		pipeline, err := pipelineOptions(cfg, inspection.Inspector, log)
+		if err != nil {
+			return err
+		}
 		o := inspectorOptions(cfg)
-		o.Store, o.BareMetal, o.Log, o.Notify = db, bm, log, notify
+		o.Store, o.BareMetal, o.Log, o.Notify, o.Pipeline = db, bm, log, notify, &pipeline
 		o.Progress = conductor.NewProgress(db, cfg.Default.Host, log)
 		o.ExclusiveStore = strings.HasPrefix(cfg.Database.Connection, "sqlite")
 		insp, err = inspector.New(o)
@@ -188,6 +193,16 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit,
 			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports,
 			ReportReadTimeout:    seconds(cfg.Default.ClientSocketTimeout)})
+	}
+
+	// The agent inspect interface's pipeline ([inspector]hooks, the
+	// built-in rules): a hook that is unknown or lacks a dependency refuses
+	// the start, as Ironic's conductor refuses to load the interface. The
+	// interface takes it in the next step of issue 16.
+	if o, err := pipelineOptions(cfg, inspection.Ironic, log); err != nil {
+		return err
+	} else if _, err := inspection.New(o); err != nil {
+		return fmt.Errorf("[inspector]hooks: %w", err)
 	}
 
 	inspectClient, err := inspectorClient(cfg, inspAPI)

@@ -32,9 +32,11 @@ type Config struct {
 	Deploy       Deploy       `section:"deploy"`
 	DHCP         DHCP         `section:"dhcp"`
 	Inventory    Inventory    `section:"inventory"`
-	IPMI         IPMI         `section:"ipmi"`
-	Redfish      Redfish      `section:"redfish"`
-	Netboot      Netboot      `section:"netboot"`
+	// InspectionRules is [inspection_rules].
+	InspectionRules InspectionRules `section:"inspection_rules"`
+	IPMI            IPMI            `section:"ipmi"`
+	Redfish         Redfish         `section:"redfish"`
+	Netboot         Netboot         `section:"netboot"`
 	// KeystoneAuthtoken and SSL are in security.go.
 	KeystoneAuthtoken KeystoneAuthtoken `section:"keystone_authtoken"`
 	SSL               SSL               `section:"ssl"`
@@ -177,16 +179,38 @@ type Inspector struct {
 	ListenPort                int    `ini:"listen_port"`
 	EndpointOverride          string `ini:"endpoint_override"`
 	ClientAuth                `ini:",extends"`
-	CallbackEndpointOverride  string   `ini:"callback_endpoint_override"`
-	ExtraKernelParams         string   `ini:"extra_kernel_params"`
-	PowerOff                  bool     `ini:"power_off"`
-	RequireManagedBoot        bool     `ini:"require_managed_boot"`
-	StatusCheckPeriod         int      `ini:"status_check_period"`
-	AllowLoopbackCallback     bool     `ini:"allow_loopback_callback"`
-	PermitActiveIntrospection bool     `ini:"permit_active_introspection"`
-	CanManageBoot             bool     `ini:"can_manage_boot"`
-	IntrospectionDelay        int      `ini:"introspection_delay"`
-	Hooks                     []string `ini:"hooks" delim:","`
+	CallbackEndpointOverride  string `ini:"callback_endpoint_override"`
+	ExtraKernelParams         string `ini:"extra_kernel_params"`
+	PowerOff                  bool   `ini:"power_off"`
+	RequireManagedBoot        bool   `ini:"require_managed_boot"`
+	StatusCheckPeriod         int    `ini:"status_check_period"`
+	AllowLoopbackCallback     bool   `ini:"allow_loopback_callback"`
+	PermitActiveIntrospection bool   `ini:"permit_active_introspection"`
+	CanManageBoot             bool   `ini:"can_manage_boot"`
+	IntrospectionDelay        int    `ini:"introspection_delay"`
+	// Hooks is the agent inspect interface's hook pipeline, Ironic's
+	// names; "$default_hooks" stands for DefaultHooks.
+	Hooks        []string `ini:"hooks" delim:","`
+	DefaultHooks []string `ini:"default_hooks" delim:","`
+	// AddPorts, KeepPorts and UpdatePXEEnabled drive the ports hooks of
+	// both inspection paths; [processing]add_ports, keep_ports and
+	// update_pxe_enabled are their deprecated aliases (see aliases.go).
+	AddPorts         string `ini:"add_ports"`
+	KeepPorts        string `ini:"keep_ports"`
+	UpdatePXEEnabled bool   `ini:"update_pxe_enabled"`
+	// CPUCapabilities maps CPU flags to capabilities, "flag:capability,…"
+	// (alias: [capabilities]cpu_flags).
+	CPUCapabilities []string `ini:"cpu_capabilities" delim:","`
+	// PCIDeviceAlias entries are JSON objects {"vendor_id", "product_id",
+	// "name"}, separated by ";" (alias: [pci_devices]alias).
+	PCIDeviceAlias []string `ini:"pci_device_alias" delim:";"`
+	// PhysicalNetworkCIDRMap is "cidr:physnet,…" for the physical-network hook.
+	PhysicalNetworkCIDRMap []string `ini:"physical_network_cidr_map" delim:","`
+	// KnownAccelerators is the accelerators hook's YAML file; "" is
+	// ferro's list.
+	KnownAccelerators       string `ini:"known_accelerators"`
+	ExtraHardwareStrict     bool   `ini:"extra_hardware_strict"`
+	DiskPartitioningSpacing bool   `ini:"disk_partitioning_spacing"`
 	// Agent is the agent the inspection ramdisk runs, which decides whether
 	// a managed inspection issues a callback token: ironic-python-agent
 	// (none), ferro-agent (issued and required) or auto (ferro-agent when
@@ -254,6 +278,18 @@ func (p *Processing) Hooks() []string {
 		}
 	}
 	return out
+}
+
+// InspectionRules is [inspection_rules]: the rules of the agent inspect
+// interface (API 1.96).
+type InspectionRules struct {
+	// BuiltInRules is a YAML file of rules that run with the stored ones
+	// and cannot be changed through the API.
+	BuiltInRules string `ini:"built_in_rules"`
+	// MaskSecrets says whether rules see the password, auth_token and
+	// bmc_password values of the inventory and plugin_data: always masked,
+	// never, or sensitive (masked for rules that are not sensitive).
+	MaskSecrets string `ini:"mask_secrets"`
 }
 
 // Capabilities is [capabilities].
@@ -361,16 +397,24 @@ func Defaults(hw Hardware) *Config {
 			GracefulShutdownTimeout:     60,
 		},
 		Inspector: Inspector{
-			ListenAddress:      "127.0.0.1",
-			ListenPort:         5050,
-			ClientAuth:         ClientAuth{AuthType: "none"},
-			PowerOff:           true,
-			StatusCheckPeriod:  60,
-			CanManageBoot:      true,
-			IntrospectionDelay: 5,
-			Agent:              "auto",
+			ListenAddress:           "127.0.0.1",
+			ListenPort:              5050,
+			ClientAuth:              ClientAuth{AuthType: "none"},
+			PowerOff:                true,
+			StatusCheckPeriod:       60,
+			CanManageBoot:           true,
+			IntrospectionDelay:      5,
+			Agent:                   "auto",
+			Hooks:                   []string{"$default_hooks"},
+			DefaultHooks:            []string{"ramdisk-error", "validate-interfaces", "ports", "architecture"},
+			AddPorts:                "pxe",
+			KeepPorts:               "all",
+			UpdatePXEEnabled:        true,
+			CPUCapabilities:         []string{"vmx:cpu_vt", "svm:cpu_vt", "aes:cpu_aes", "pse:cpu_hugepages", "pdpe1gb:cpu_hugepages_1g", "smx:cpu_txt"},
+			DiskPartitioningSpacing: true,
 		},
-		Ironic: Ironic{ClientAuth: ClientAuth{AuthType: "none"}},
+		InspectionRules: InspectionRules{MaskSecrets: "always"},
+		Ironic:          Ironic{ClientAuth: ClientAuth{AuthType: "none"}},
 		Processing: Processing{
 			DefaultProcessingHooks: []string{"ramdisk_error", "root_disk_selection", "scheduler", "validate_interfaces", "capabilities", "pci_devices", "lldp_basic", "local_link_connection"},
 			ProcessingHooks:        []string{"$default_processing_hooks"},
@@ -436,6 +480,7 @@ func Load(path string, environ []string, hw Hardware) (cfg *Config, unknown []st
 	if err := checkIgnoredSecurity(f); err != nil {
 		return nil, unknown, err
 	}
+	applyAliases(f)
 	cfg = Defaults(hw)
 	v := reflect.ValueOf(cfg).Elem()
 	t := v.Type()
@@ -644,6 +689,9 @@ func (c *Config) Validate() error {
 	}{
 		{"[processing]add_ports", c.Processing.AddPorts, []string{"pxe", "active", "all", "disabled"}},
 		{"[processing]keep_ports", c.Processing.KeepPorts, []string{"all", "present", "added"}},
+		{"[inspector]add_ports", c.Inspector.AddPorts, []string{"pxe", "active", "all", "disabled"}},
+		{"[inspector]keep_ports", c.Inspector.KeepPorts, []string{"all", "present", "added"}},
+		{"[inspection_rules]mask_secrets", c.InspectionRules.MaskSecrets, []string{"always", "never", "sensitive"}},
 		{"[processing]store_data", c.Processing.StoreData, []string{"none", "database"}},
 		{"[dhcp]dhcp_provider", c.DHCP.DHCPProvider, []string{"none", "neutron", "builtin"}},
 		{"[netboot]mode", c.Netboot.Mode, []string{"dhcp", "proxy"}},

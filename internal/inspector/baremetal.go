@@ -15,7 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/inspector/hooks"
+	"github.com/ferrometal/ferro/internal/inspection/plan"
 	"github.com/ferrometal/ferro/internal/store"
 )
 
@@ -29,7 +29,7 @@ type BareMetal interface {
 	// Node returns a node (by UUID or name) with its ports.
 	Node(ctx context.Context, ident string) (*baremetal.Node, []*baremetal.Port, error)
 	// Apply carries out a processing plan on the node and its ports.
-	Apply(ctx context.Context, nodeUUID string, ch hooks.Changes) error
+	Apply(ctx context.Context, nodeUUID string, ch plan.Changes) error
 	SetBootDevice(ctx context.Context, nodeUUID, device string, persistent bool) error
 	SetPowerState(ctx context.Context, nodeUUID, target string) error
 }
@@ -74,7 +74,7 @@ func (l *Local) Node(ctx context.Context, ident string) (*baremetal.Node, []*bar
 }
 
 // Apply implements BareMetal.
-func (l *Local) Apply(ctx context.Context, nodeUUID string, ch hooks.Changes) error {
+func (l *Local) Apply(ctx context.Context, nodeUUID string, ch plan.Changes) error {
 	if ch.IsZero() {
 		return nil
 	}
@@ -114,7 +114,7 @@ func retryWhileLocked(ctx context.Context, locked func(error) bool, fn func() er
 
 // applyChanges applies a plan in upstream's order: create ports, delete
 // ports, patch ports, patch the node, then traits.
-func applyChanges(ctx context.Context, tx store.Store, n *baremetal.Node, ch hooks.Changes) error {
+func applyChanges(ctx context.Context, tx store.Store, n *baremetal.Node, ch plan.Changes) error {
 	for _, pc := range ch.CreatePorts {
 		p := &baremetal.Port{
 			UUID: uuid.NewString(), Address: strings.ToLower(pc.Address), NodeUUID: n.UUID, PXEEnabled: pc.PXEEnabled,
@@ -173,19 +173,13 @@ func applyChanges(ctx context.Context, tx store.Store, n *baremetal.Node, ch hoo
 
 // Fields a processing plan may change, as Ironic's PATCH allows.
 var (
-	nodePatchable = map[string]bool{
-		"properties": true, "extra": true, "driver_info": true, "instance_info": true, "name": true,
-		"description": true, "resource_class": true, "owner": true, "lessee": true, "network_data": true,
-	}
-	portPatchable = map[string]bool{
-		"pxe_enabled": true, "local_link_connection": true, "extra": true, "physical_network": true,
-		"is_smartnic": true, "address": true,
-	}
+	nodePatchable = plan.NodeFields
+	portPatchable = plan.PortFields
 )
 
 // patch applies RFC 6902 operations to v's JSON form, refusing fields not
 // in allowed, and decodes the result back into v with JSON types kept.
-func patch(v any, ops []hooks.PatchOp, allowed map[string]bool) error {
+func patch(v any, ops []plan.PatchOp, allowed map[string]bool) error {
 	if len(ops) == 0 {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/inspector/hooks"
+	"github.com/ferrometal/ferro/internal/inspection/plan"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 )
@@ -29,7 +29,7 @@ func TestApplyChanges_SkipsMACOfAnotherNode(t *testing.T) {
 	if err := db.CreatePort(ctx, taken); err != nil {
 		t.Fatal(err)
 	}
-	ch := hooks.Changes{CreatePorts: []hooks.PortCreate{{Address: "52:54:00:00:00:01", PXEEnabled: true}, {Address: "52:54:00:00:00:02", PXEEnabled: true}}}
+	ch := plan.Changes{CreatePorts: []plan.PortCreate{{Address: "52:54:00:00:00:01", PXEEnabled: true}, {Address: "52:54:00:00:00:02", PXEEnabled: true}}}
 	if err := db.InTx(ctx, func(tx store.Store) error { return applyChanges(ctx, tx, b, ch) }); err != nil {
 		t.Fatalf("applyChanges: %v", err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/driver"
-	"github.com/ferrometal/ferro/internal/inspector/hooks"
+	"github.com/ferrometal/ferro/internal/inspection/plan"
 	"github.com/ferrometal/ferro/internal/openstack"
 )
 
@@ -114,9 +114,9 @@ func (c *HTTPBareMetal) Node(ctx context.Context, ident string) (*baremetal.Node
 	return n, out, nil
 }
 
-// patchOps adapts hooks.PatchOp to gophercloud's patch interfaces, keeping
+// patchOps adapts plan.PatchOp to gophercloud's patch interfaces, keeping
 // values such as false and 0 that gophercloud's own type would drop.
-type patchOps []hooks.PatchOp
+type patchOps []plan.PatchOp
 
 func (p patchOps) node() nodes.UpdateOpts {
 	out := make(nodes.UpdateOpts, len(p))
@@ -134,7 +134,7 @@ func (p patchOps) port() ports.UpdateOpts {
 	return out
 }
 
-type patchOp hooks.PatchOp
+type patchOp plan.PatchOp
 
 func (op patchOp) m() map[string]any {
 	m := map[string]any{"op": op.Op, "path": op.Path}
@@ -153,7 +153,7 @@ func conflict(err error) bool { return gophercloud.ResponseCodeIs(err, http.Stat
 
 // Apply implements BareMetal: one API call per change, in upstream's order,
 // each retried while the node is locked.
-func (c *HTTPBareMetal) Apply(ctx context.Context, nodeUUID string, ch hooks.Changes) error {
+func (c *HTTPBareMetal) Apply(ctx context.Context, nodeUUID string, ch plan.Changes) error {
 	call := func(fn func() error) error { return retryWhileLocked(ctx, conflict, fn) }
 	for _, pc := range ch.CreatePorts {
 		pxe := pc.PXEEnabled

@@ -20,8 +20,8 @@ import (
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/network"
+	"github.com/ferrometal/ferro/internal/inspection/plan"
 	"github.com/ferrometal/ferro/internal/inspector"
-	"github.com/ferrometal/ferro/internal/inspector/hooks"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 )
@@ -95,12 +95,12 @@ func TestHTTPBareMetal_AgainstFerroAPI(t *testing.T) {
 		t.Errorf("unknown node: %v", err)
 	}
 
-	ch := hooks.Changes{
-		CreatePorts: []hooks.PortCreate{{Address: "52:54:00:00:00:02", PXEEnabled: false,
+	ch := plan.Changes{
+		CreatePorts: []plan.PortCreate{{Address: "52:54:00:00:00:02", PXEEnabled: false,
 			LocalLinkConnection: map[string]any{"switch_id": "00:11:22:33:44:55", "port_id": "Eth2"}}},
-		PatchPorts: []hooks.PortPatch{{PortRef: hooks.PortRef{UUID: p1.UUID, Address: p1.Address},
-			Ops: []hooks.PatchOp{{Op: "add", Path: "/local_link_connection/switch_id", Value: "00:11:22:33:44:55"}}}},
-		NodePatch: []hooks.PatchOp{{Op: "add", Path: "/properties/cpus", Value: "32"},
+		PatchPorts: []plan.PortPatch{{PortRef: plan.PortRef{UUID: p1.UUID, Address: p1.Address},
+			Ops: []plan.PatchOp{{Op: "add", Path: "/local_link_connection/switch_id", Value: "00:11:22:33:44:55"}}}},
+		NodePatch: []plan.PatchOp{{Op: "add", Path: "/properties/cpus", Value: "32"},
 			{Op: "add", Path: "/properties/capabilities", Value: "cpu_vt:true"}},
 		AddTraits: []string{"CUSTOM_INSPECTED"},
 	}

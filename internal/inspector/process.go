@@ -10,15 +10,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/driver"
-	"github.com/ferrometal/ferro/internal/inspector/hooks"
+	"github.com/ferrometal/ferro/internal/inspection"
 	"github.com/ferrometal/ferro/internal/inventory"
 	"github.com/ferrometal/ferro/internal/store"
 )
 
 // MaxReportDepth is the deepest JSON nesting a report may have (OSSN-0099).
-const MaxReportDepth = 25
+const MaxReportDepth = inspection.MaxReportDepth
 
 // Continue processes a report the agent posted to /v1/continue and returns
 // the UUID of the node it belongs to. token is the X-Ferro-Inspection-Token
@@ -26,19 +25,15 @@ const MaxReportDepth = 25
 // A report rejected before processing (malformed, unknown or ambiguous node,
 // wrong token, node not waiting) changes nothing.
 func (s *Service) Continue(ctx context.Context, body []byte, token string) (string, error) {
-	rep, raw, err := inventory.DecodeBytes(body, inventory.Limits{MaxDepth: MaxReportDepth})
-	if err != nil {
-		return "", errorf(http.StatusBadRequest, "Invalid introspection data: %v", err)
-	}
-	data, err := hooks.NewData(rep, raw)
+	rep, err := inspection.Decode(body)
 	if err != nil {
 		return "", errorf(http.StatusBadRequest, "Invalid introspection data: %v", err)
 	}
 	// Failures of the before-processing hooks (ramdisk_error) are deferred
 	// until the node is known, so its introspection can be marked failed.
-	preErr := hooks.RunBeforeProcessing(ctx, s.hooks, data)
+	run := s.pipe.Start(ctx, rep, "")
 
-	nodeUUID, err := s.lookup(ctx, rep)
+	nodeUUID, err := s.lookup(ctx, rep.Typed)
 	if err != nil {
 		return "", err
 	}
@@ -53,7 +48,7 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 		return "", errorf(http.StatusBadRequest, "Node %s is not waiting for introspection (state %q)", in.NodeUUID, in.State)
 	}
 	if token == "" {
-		token = rep.InspectionToken
+		token = rep.Typed.InspectionToken
 	}
 	if !tokenMatches(in.TokenHash, token) {
 		s.log.Warn("report rejected: inspection token mismatch", "node", in.NodeUUID)
@@ -75,8 +70,8 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 		}
 		return "", err
 	}
-	s.progress.Record(context.WithoutCancel(ctx), in.NodeUUID, driver.PhaseReport, reportDetail(rep))
-	if err := s.processReport(ctx, in, rep, data, preErr); err != nil {
+	s.progress.Record(context.WithoutCancel(ctx), in.NodeUUID, driver.PhaseReport, reportDetail(rep.Typed))
+	if err := s.processReport(ctx, in, rep, run); err != nil {
 		return "", err
 	}
 	return in.NodeUUID, nil
@@ -86,22 +81,22 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 // (its raw report stored), to the introspection's end: the rest of
 // Continue, and what recovery runs after a crash. The error is what the
 // agent is answered.
-func (s *Service) processReport(ctx context.Context, in *store.Introspection, rep *inventory.Report, data *hooks.Data, preErr error) error {
-	if preErr != nil {
+func (s *Service) processReport(ctx context.Context, in *store.Introspection, rep *inspection.Report, run *inspection.Run) error {
+	if preErr := run.Err(); preErr != nil {
 		// As upstream: the introspection's error is the failures, the
 		// answer adds what they are.
-		failures := hookFailures(preErr)
+		failures := preErr.Error()
 		s.finish(ctx, in, failures)
-		s.storeRamdiskLogs(rep, in.NodeUUID)
+		s.storeRamdiskLogs(rep.Typed, in.NodeUUID)
 		return errorf(http.StatusBadRequest, "The following failures happened during running pre-processing hooks:\n%s", failures)
 	}
-	processed, err := s.process(ctx, in.NodeUUID, data)
+	processed, err := s.process(ctx, in.NodeUUID, run)
 	if err == nil {
 		err = s.finishProcessed(ctx, in, processed)
 	}
 	if err != nil {
 		s.finish(ctx, in, err.Error())
-		s.storeRamdiskLogs(rep, in.NodeUUID)
+		s.storeRamdiskLogs(rep.Typed, in.NodeUUID)
 		var e *Error
 		if errors.As(err, &e) {
 			return err
@@ -110,7 +105,7 @@ func (s *Service) processReport(ctx context.Context, in *store.Introspection, re
 	}
 	s.progress.Record(context.WithoutCancel(ctx), in.NodeUUID, driver.PhaseProcessed, "")
 	if s.o.AlwaysStoreRamdiskLogs {
-		s.storeRamdiskLogs(rep, in.NodeUUID)
+		s.storeRamdiskLogs(rep.Typed, in.NodeUUID)
 	}
 	return nil
 }
@@ -129,62 +124,33 @@ func reportDetail(rep *inventory.Report) string {
 	return "hardware managers: " + strings.Join(names, ", ")
 }
 
-// hookFailures joins deferred hook failures, one a line, as upstream does.
-func hookFailures(err error) string {
-	var msgs []string
-	var j interface{ Unwrap() []error }
-	if errors.As(err, &j) {
-		for _, e := range j.Unwrap() {
-			msgs = append(msgs, e.Error())
-		}
-	} else {
-		msgs = append(msgs, err.Error())
-	}
-	return strings.Join(msgs, "\n")
-}
-
-// process runs the before-update hooks and the rules on the node, applies
-// the plan through the bare metal API and returns the processed data to
-// store, encoded (nil when [processing]store_data is none); the caller
-// stores it with the introspection's end (finishProcessed).
-func (s *Service) process(ctx context.Context, nodeUUID string, data *hooks.Data) ([]byte, error) {
+// process runs the hooks and the rules on the node, applies the plan
+// through the bare metal API and returns the processed data to store,
+// encoded (nil when [processing]store_data is none); the caller stores it
+// with the introspection's end (finishProcessed).
+func (s *Service) process(ctx context.Context, nodeUUID string, run *inspection.Run) ([]byte, error) {
 	n, ports, err := s.bm.Node(ctx, nodeUUID)
 	if err != nil {
 		return nil, fmt.Errorf("get node %s: %w", nodeUUID, err)
 	}
-	pv := make([]baremetal.Port, len(ports))
-	for i, p := range ports {
-		pv[i] = *p
-	}
-	node, err := hooks.NewNode(*n, pv)
+	res, err := run.Finish(ctx, inspection.Target{Node: n, Ports: ports})
 	if err != nil {
 		return nil, err
 	}
-	if err := hooks.RunBeforeUpdate(ctx, s.hooks, data, node); err != nil {
-		return nil, fmt.Errorf("Unexpected exception %v during processing: %w", hookName(err), err)
+	for _, uuid := range res.Rules {
+		s.log.Info("introspection rule applied", "node", nodeUUID, "rule", uuid)
 	}
-	if err := s.applyRules(ctx, data, node); err != nil {
-		return nil, err
-	}
-	if err := s.bm.Apply(ctx, nodeUUID, node.Changes()); err != nil {
+	if err := s.bm.Apply(ctx, nodeUUID, res.Changes); err != nil {
 		return nil, fmt.Errorf("update node %s: %w", nodeUUID, err)
 	}
 	if !s.o.StoreData {
 		return nil, nil
 	}
-	b, err := data.MarshalMap()
+	b, err := inspection.Marshal(res.Processed())
 	if err != nil {
 		return nil, fmt.Errorf("encode processed data: %w", err)
 	}
 	return b, nil
-}
-
-func hookName(err error) string {
-	var he *hooks.Error
-	if errors.As(err, &he) {
-		return he.Hook
-	}
-	return "hook"
 }
 
 // lookup finds the node whose introspection a report belongs to by its MACs
@@ -273,24 +239,21 @@ func (s *Service) Reapply(ctx context.Context, ident string) error {
 	if err != nil {
 		return err
 	}
-	rep, raw, err := inventory.DecodeBytes(body, inventory.Limits{MaxDepth: MaxReportDepth})
+	rep, err := inspection.Decode(body)
 	if err != nil {
 		return errorf(http.StatusBadRequest, "stored data for node %s does not decode: %v", uuid, err)
-	}
-	data, err := hooks.NewData(rep, raw)
-	if err != nil {
-		return err
 	}
 	in.State, in.FinishedAt, in.Error, in.UpdatedAt = StateReapplying, nil, "", s.now().UTC()
 	in.ManageBoot = false // a reapply never touches power
 	if err := s.store.SaveIntrospection(ctx, in); err != nil {
 		return err
 	}
-	if err := hooks.RunBeforeProcessing(ctx, s.hooks, data); err != nil {
-		s.finish(ctx, in, "Pre-processing failures detected reapplying introspection on stored data:\n"+hookFailures(err))
+	run := s.pipe.Start(ctx, rep, uuid)
+	if err := run.Err(); err != nil {
+		s.finish(ctx, in, "Pre-processing failures detected reapplying introspection on stored data:\n"+err.Error())
 		return nil
 	}
-	processed, err := s.process(ctx, uuid, data)
+	processed, err := s.process(ctx, uuid, run)
 	if err == nil {
 		err = s.finishProcessed(ctx, in, processed)
 	}

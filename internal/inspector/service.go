@@ -21,9 +21,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/driver"
-	"github.com/ferrometal/ferro/internal/inspector/hooks"
-	"github.com/ferrometal/ferro/internal/inspector/rules"
-	"github.com/ferrometal/ferro/internal/inventory"
+	"github.com/ferrometal/ferro/internal/inspection"
 	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -59,11 +57,6 @@ type Options struct {
 	Store     store.Store
 	BareMetal BareMetal
 	Log       *slog.Logger
-	// Hooks are the processing hooks in order ([processing]processing_hooks,
-	// $default_processing_hooks expanded), configured by HookConfig
-	// ([processing], [capabilities], [pci_devices]; its Logger is set here).
-	Hooks      []string
-	HookConfig hooks.Config
 	// StoreData keeps the raw and processed reports
 	// ([processing]store_data = database).
 	StoreData bool
@@ -93,7 +86,16 @@ type Options struct {
 	// (SQLite): at start every introspection left in processing is this
 	// process's own and is recovered at once, not only once it is stale.
 	ExclusiveStore bool
+	// Pipeline configures the processing of reports (the Inspector
+	// dialect: [processing]processing_hooks and the options of the
+	// hooks); nil is ferro's defaults. The service adds its rules.
+	Pipeline *inspection.Options
 }
+
+// DefaultHooks are ferro's [processing]processing_hooks: upstream's
+// default plus LLDP processing and local_link_connection, which
+// network-managed inspection needs.
+var DefaultHooks = append(append([]string(nil), inspection.InspectorDefaultHooks...), "lldp_basic", "local_link_connection")
 
 // Service is the inspector.
 type Service struct {
@@ -103,7 +105,7 @@ type Service struct {
 	log    *slog.Logger
 	notify func(string)
 	now    func() time.Time
-	hooks  []hooks.Hook
+	pipe   *inspection.Pipeline
 	// progress is never nil.
 	progress  driver.ProgressRecorder
 	exclusive bool
@@ -136,9 +138,17 @@ func New(o Options) (*Service, error) {
 	if now == nil {
 		now = time.Now
 	}
-	hcfg := o.HookConfig
-	hcfg.Logger = log
-	hs, err := hooks.Build(o.Hooks, hcfg)
+	popts := inspection.DefaultOptions(inspection.Inspector)
+	popts.Hooks = DefaultHooks
+	if o.Pipeline != nil {
+		popts = *o.Pipeline
+	}
+	popts.Dialect = inspection.Inspector
+	popts.Rules = &storedRules{store: o.Store, log: log}
+	if popts.Log == nil {
+		popts.Log = log
+	}
+	pipe, err := inspection.New(popts)
 	if err != nil {
 		return nil, fmt.Errorf("processing hooks: %w", err)
 	}
@@ -149,7 +159,7 @@ func New(o Options) (*Service, error) {
 	}
 	return &Service{
 		store: o.Store, bm: o.BareMetal, o: o, log: log.With("component", "inspector"),
-		notify: o.Notify, now: now, hooks: hs, ctx: ctx, cancel: cancel,
+		notify: o.Notify, now: now, pipe: pipe, ctx: ctx, cancel: cancel,
 		progress: progress, exclusive: o.ExclusiveStore,
 		pending: map[string]chan struct{}{},
 	}, nil
@@ -668,36 +678,6 @@ func bmcAddresses(ctx context.Context, n *baremetal.Node) []string {
 	return out
 }
 
-// applyRules runs the stored introspection rules on the processed data
-// and plans their actions on node. A rule's fail action fails the introspection.
-func (s *Service) applyRules(ctx context.Context, data *hooks.Data, node *hooks.Node) error {
-	stored, err := s.store.ListRules(ctx)
-	if err != nil {
-		return fmt.Errorf("load introspection rules: %w", err)
-	}
-	if len(stored) == 0 {
-		return nil
-	}
-	var rs []*rules.Rule
-	for _, r := range stored {
-		rule, err := rules.Parse(r.Body)
-		if err != nil {
-			s.log.Warn("stored introspection rule does not parse; skipped", "rule", r.UUID, "error", err)
-			continue
-		}
-		rule.UUID = r.UUID
-		rs = append(rs, rule)
-	}
-	applied, err := rules.Apply(rs, data.Map(), node)
-	if err != nil {
-		return err
-	}
-	for _, r := range applied {
-		s.log.Info("introspection rule applied", "node", node.UUID(), "rule", r.UUID)
-	}
-	return nil
-}
-
 // staleProcessing is how long an introspection may stay in processing
 // before recovery takes it as abandoned by a crashed process: processing a
 // report takes well under a second.
@@ -747,19 +727,13 @@ func (s *Service) recoverOne(ctx context.Context, nodeUUID string) {
 		s.log.Error("cannot read the stored report of an introspection left in processing", "node", nodeUUID, "error", err)
 		return
 	}
-	rep, raw, err := inventory.DecodeBytes(body, inventory.Limits{MaxDepth: MaxReportDepth})
+	rep, err := inspection.Decode(body)
 	if err != nil {
 		fail(fmt.Sprintf("The inspector stopped while processing the report, and the stored report does not decode: %v", err))
 		return
 	}
-	data, err := hooks.NewData(rep, raw)
-	if err != nil {
-		fail(fmt.Sprintf("The inspector stopped while processing the report, and the stored report is invalid: %v", err))
-		return
-	}
 	s.log.Warn("re-processing the stored report of an introspection left in processing", "node", nodeUUID)
-	preErr := hooks.RunBeforeProcessing(ctx, s.hooks, data)
-	if err := s.processReport(ctx, in, rep, data, preErr); err != nil {
+	if err := s.processReport(ctx, in, rep, s.pipe.Start(ctx, rep, nodeUUID)); err != nil {
 		s.log.Warn("re-processing the stored report failed", "node", nodeUUID, "error", err)
 	}
 }

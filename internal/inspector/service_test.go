@@ -22,8 +22,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/inspection/plan"
 	"github.com/ferrometal/ferro/internal/inspector"
-	"github.com/ferrometal/ferro/internal/inspector/hooks"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 )
@@ -34,14 +34,14 @@ type fakeBareMetal struct {
 	mu      sync.Mutex
 	nodes   map[string]*baremetal.Node
 	ports   map[string][]*baremetal.Port
-	applied map[string][]hooks.Changes
+	applied map[string][]plan.Changes
 	calls   []string // "power <uuid> <state>", "boot <uuid> <device>"
 	failOn  string   // a call prefix that fails
 }
 
 func newFakeBareMetal() *fakeBareMetal {
 	return &fakeBareMetal{nodes: map[string]*baremetal.Node{}, ports: map[string][]*baremetal.Port{},
-		applied: map[string][]hooks.Changes{}}
+		applied: map[string][]plan.Changes{}}
 }
 
 func (f *fakeBareMetal) add(n *baremetal.Node, macs ...string) {
@@ -71,7 +71,7 @@ func (f *fakeBareMetal) Node(_ context.Context, ident string) (*baremetal.Node, 
 	return nil, nil, fmt.Errorf("%w: %s", inspector.ErrNodeNotFound, ident)
 }
 
-func (f *fakeBareMetal) Apply(_ context.Context, nodeUUID string, ch hooks.Changes) error {
+func (f *fakeBareMetal) Apply(_ context.Context, nodeUUID string, ch plan.Changes) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.applied[nodeUUID] = append(f.applied[nodeUUID], ch)
@@ -166,7 +166,7 @@ func (r *svcRig) notifications() []string {
 // caller's.
 func options(db store.Store, bm inspector.BareMetal) inspector.Options {
 	return inspector.Options{Store: db, BareMetal: bm, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Hooks: hooks.Default, HookConfig: hooks.DefaultConfig(), StoreData: true,
+		StoreData:                 true,
 		RamdiskLogsFilenameFormat: "{uuid}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz",
 		CanManageBoot:             true, IntrospectionDelay: 5 * time.Second, Timeout: time.Hour}
 }
@@ -433,7 +433,7 @@ func (l *lockingPower) SetBootDevice(_ context.Context, ident, device string, _ 
 
 func TestLocal_RetriesWhileTheNodeIsLocked(t *testing.T) {
 	ctx := context.Background()
-	changes := hooks.Changes{NodePatch: []hooks.PatchOp{{Op: "add", Path: "/properties/cpus", Value: "2"}}}
+	changes := plan.Changes{NodePatch: []plan.PatchOp{{Op: "add", Path: "/properties/cpus", Value: "2"}}}
 	for _, tc := range []struct {
 		name string
 		call func(l *inspector.Local) error

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,6 +68,12 @@ func Decode(r io.Reader, lim Limits) (*Report, map[string]any, error) {
 // inventory.interfaces. Unknown fields are ignored and null is accepted for
 // every field.
 func DecodeBytes(b []byte, lim Limits) (*Report, map[string]any, error) {
+	return decodeBytes(b, lim, true)
+}
+
+// decodeBytes is DecodeBytes; without fast, encoding/json parses every
+// report (the benchmarks compare the two).
+func decodeBytes(b []byte, lim Limits, fast bool) (*Report, map[string]any, error) {
 	if lim.MaxBytes > 0 && int64(len(b)) > lim.MaxBytes {
 		return nil, nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, lim.MaxBytes)
 	}
@@ -81,7 +88,11 @@ func DecodeBytes(b []byte, lim Limits) (*Report, map[string]any, error) {
 	// parseObject refuses nesting deeper than maxDepth and more than
 	// maxValues values too; anything it refuses is checked against the
 	// limits first and then decoded by encoding/json, which words the error.
-	raw, ok := parseObject(string(b), maxDepth, maxValues)
+	var raw map[string]any
+	ok := false
+	if fast {
+		raw, ok = parseObject(string(b), maxDepth, maxValues)
+	}
 	if !ok {
 		if err := jsonlimit.Check(b, jsonlimit.Limits{MaxDepth: maxDepth, MaxValues: maxValues}); err != nil {
 			return nil, nil, err
@@ -173,9 +184,12 @@ type fieldInfo struct {
 	index int
 	name  string
 	// lenient fields (tag inventory:"lenient") are extensions to IPA's
-	// schema: a value of the wrong type leaves them zero instead of
-	// refusing the report.
+	// schema, or fields upstream never checks: a value of the wrong type
+	// leaves them zero instead of refusing the report.
 	lenient bool
+	// intString fields (tag inventory:"intstring") are integers that may
+	// come as the text of one ("-1").
+	intString bool
 }
 
 var typeInfos sync.Map // reflect.Type → *typeInfo
@@ -191,8 +205,9 @@ func infoOf(t reflect.Type) *typeInfo {
 			if name == "" || name == "-" {
 				continue
 			}
-			lenient := t.Field(i).Tag.Get("inventory") == "lenient"
-			ti.fields = append(ti.fields, fieldInfo{index: i, name: name, lenient: lenient})
+			opts := strings.Split(t.Field(i).Tag.Get("inventory"), ",")
+			ti.fields = append(ti.fields, fieldInfo{index: i, name: name,
+				lenient: slices.Contains(opts, "lenient"), intString: slices.Contains(opts, "intstring")})
 		}
 	}
 	actual, _ := typeInfos.LoadOrStore(t, ti)
@@ -241,6 +256,9 @@ func (d *decoder) assign(dst reflect.Value, v any) error {
 		}
 		for _, f := range ti.fields {
 			if fv, ok := obj[f.name]; ok {
+				if s, isString := fv.(string); isString && f.intString {
+					fv = json.Number(s) // assign parses it as an integer, or refuses it
+				}
 				d.path = append(d.path, nameSegment(f.name))
 				err := d.assign(dst.Field(f.index), fv)
 				d.path = d.path[:len(d.path)-1]

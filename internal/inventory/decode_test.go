@@ -153,7 +153,7 @@ func TestDecode_WrongTypesNameTheField(t *testing.T) {
 		{`{"inventory":{"interfaces":[]},"configuration":{"managers":[{"name":1}]}}`, "configuration.managers[0].name: expected string, got number"},
 		{`{"inventory":{"interfaces":[]},"lldp_raw":{"eth0":[["1","00"]]}}`, "lldp_raw.eth0[0]: TLV type: expected integer"},
 		{`{"inventory":{"interfaces":[]},"lldp_raw":["eth0"]}`, "lldp_raw: expected object, got array"},
-		{`{"inventory":{"interfaces":[]},"pci_devices":[{"numa_node_id":"0"}]}`, "pci_devices[0].numa_node_id: expected integer, got string"},
+		{`{"inventory":{"interfaces":[]},"pci_devices":[{"vendor_id":1}]}`, "pci_devices[0].vendor_id: expected string, got number"},
 		{`{"inventory":"none"}`, "inventory: expected object, got string"},
 		{`{"inventory":null}`, "inventory: required"},
 		{`{"inventory":{"interfaces":null}}`, "inventory.interfaces: required"},
@@ -287,3 +287,33 @@ func TestDecode_SKUIsLenient(t *testing.T) {
 		t.Error("manufacturer 1 accepted")
 	}
 }
+
+// IPA 9.8 and later send numa_node_id as sysfs' text ("-1" when the
+// device has no NUMA affinity); ferro-agent sends an integer. Ironic and
+// ironic-inspector accept whatever comes, so a value that is neither is
+// kept in the raw data and does not refuse the report.
+func TestDecode_NUMANodeIDAsStringOrInteger(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  *int
+	}{
+		{`"-1"`, ptr(-1)}, {`"0"`, ptr(0)}, {`"3"`, ptr(3)}, {`1`, ptr(1)}, {`-1`, ptr(-1)},
+		{`null`, nil}, {`"n/a"`, nil}, {`""`, nil}, {`1.5`, nil}, {`{"x":1}`, nil},
+	} {
+		body := `{"inventory":{"interfaces":[]},"pci_devices":[{"vendor_id":"8086","product_id":"1521","numa_node_id":` + tc.value + `}]}`
+		rep, raw, err := DecodeBytes([]byte(body), Limits{})
+		if err != nil {
+			t.Errorf("numa_node_id %s: %v", tc.value, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, rep.PCIDevices[0].NUMANodeID); diff != "" || rep.PCIDevices[0].VendorID != "8086" {
+			t.Errorf("numa_node_id %s: decoded %+v (-want +got):\n%s", tc.value, rep.PCIDevices[0], diff)
+		}
+		dev := raw["pci_devices"].([]any)[0].(map[string]any)
+		if _, kept := dev["numa_node_id"]; !kept {
+			t.Errorf("numa_node_id %s: not kept in the raw data", tc.value)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

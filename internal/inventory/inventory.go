@@ -145,12 +145,16 @@ type Boot struct {
 
 // PCIDevice is one entry of the pci-devices collector.
 type PCIDevice struct {
-	VendorID   string `json:"vendor_id"`
-	ProductID  string `json:"product_id"`
-	Class      string `json:"class,omitempty"`
-	Revision   string `json:"revision,omitempty"`
-	Bus        string `json:"bus,omitempty"`
-	NUMANodeID *int   `json:"numa_node_id,omitempty"`
+	VendorID  string `json:"vendor_id"`
+	ProductID string `json:"product_id"`
+	Class     string `json:"class,omitempty"`
+	Revision  string `json:"revision,omitempty"`
+	Bus       string `json:"bus,omitempty"`
+	// NUMANodeID is the device's NUMA node. IPA (9.8 and later) sends the
+	// text of sysfs' numa_node, "0" or "-1" for none; ferro-agent sends an
+	// integer. Both decode; any other value is left out here and kept in
+	// the raw data, as Ironic and ironic-inspector take whatever comes.
+	NUMANodeID *int `json:"numa_node_id,omitempty" inventory:"lenient,intstring"`
 }
 
 // USBDevice is one entry of the usb-devices collector (from lshw).

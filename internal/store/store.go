@@ -136,7 +136,14 @@ type Store interface {
 	// with no match are left out).
 	LookupIntrospections(ctx context.Context, macs, bmcs []string) ([]IntrospectionMatch, error)
 
-	// Introspection rules.
+	// Inspection rules of the bare metal API (1.96), by UUID.
+	CreateInspectionRule(ctx context.Context, r *baremetal.InspectionRule) error
+	GetInspectionRule(ctx context.Context, uuid string) (*baremetal.InspectionRule, error)
+	ListInspectionRules(ctx context.Context, f InspectionRuleFilter) ([]*baremetal.InspectionRule, error)
+	UpdateInspectionRule(ctx context.Context, r *baremetal.InspectionRule) error
+	DeleteInspectionRule(ctx context.Context, uuid string) error
+
+	// Introspection rules (the inspector API's).
 	CreateRule(ctx context.Context, r *Rule) error
 	GetRule(ctx context.Context, uuid string) (*Rule, error)
 	ListRules(ctx context.Context) ([]*Rule, error)
@@ -275,6 +282,13 @@ type IntrospectionMatch struct {
 type IntrospectionFilter struct {
 	Page
 	State []string
+}
+
+// InspectionRuleFilter selects inspection rules; an empty Phase does not
+// filter.
+type InspectionRuleFilter struct {
+	Page
+	Phase string
 }
 
 // Rule is an introspection rule, stored as the JSON the API received.

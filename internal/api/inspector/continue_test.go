@@ -13,6 +13,7 @@ import (
 
 	inspectorapi "github.com/ferrometal/ferro/internal/api/inspector"
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/inspection"
 	"github.com/ferrometal/ferro/internal/inspector"
 )
 
@@ -383,9 +384,9 @@ func TestContinue_Fixtures(t *testing.T) {
 		},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			r := newRig(t, func(o *inspector.Options) {
+			r := newRig(t, func(o *inspection.Options) {
 				if tc.addPorts != "" {
-					o.HookConfig.AddPorts = tc.addPorts
+					o.AddPorts = tc.addPorts
 				}
 			})
 			n := r.node(t, nodeSpec{macs: tc.macs})

@@ -30,8 +30,8 @@ import (
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/inspect"
 	"github.com/ferrometal/ferro/internal/driver/network"
+	"github.com/ferrometal/ferro/internal/inspection"
 	"github.com/ferrometal/ferro/internal/inspector"
-	"github.com/ferrometal/ferro/internal/inspector/hooks"
 	"github.com/ferrometal/ferro/internal/store"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 )
@@ -87,9 +87,10 @@ func (c *captureBoot) param(nodeUUID, key string) string {
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// newRig starts the parts; tweak changes the inspector's options before
-// anything reads them.
-func newRig(t *testing.T, tweak ...func(*inspector.Options)) *rig {
+// newRig starts the parts; a tweak is a func(*inspector.Options), changing
+// the inspector's options before anything reads them, or, for the
+// processing pipeline, a func(*inspection.Options).
+func newRig(t *testing.T, tweak ...any) *rig {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
@@ -103,6 +104,19 @@ func newRig(t *testing.T, tweak ...func(*inspector.Options)) *rig {
 	enabled := driver.EnableAll(types)
 	enabled.Interfaces["boot"] = append(enabled.Interfaces["boot"], "capture", "unmanaged")
 	reg := driver.NewRegistry(types, enabled)
+	pipeline := inspection.DefaultOptions(inspection.Inspector)
+	pipeline.Hooks = inspector.DefaultHooks
+	var inspTweaks []func(*inspector.Options)
+	for _, f := range tweak {
+		switch f := f.(type) {
+		case func(*inspector.Options):
+			inspTweaks = append(inspTweaks, f)
+		case func(*inspection.Options):
+			f(&pipeline)
+		default:
+			t.Fatalf("rig tweak of type %T", f)
+		}
+	}
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
 	reg.RegisterBoot("capture", r.capture)
@@ -139,9 +153,9 @@ func newRig(t *testing.T, tweak ...func(*inspector.Options)) *rig {
 	bm := &inspector.Local{Store: db, Locker: r.cond, Power: r.cond, LockedNodeErr: conductor.ErrNodeLocked}
 	// The inspector's defaults, without the delay before a managed boot.
 	so := inspector.Options{Store: db, BareMetal: bm, Log: quietLog(), Notify: r.cond.NotifyInspectionFinished,
-		Hooks: hooks.Default, HookConfig: hooks.DefaultConfig(), StoreData: true,
+		Pipeline: &pipeline, StoreData: true,
 		RamdiskLogsFilenameFormat: "{uuid}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz", CanManageBoot: true, Timeout: time.Hour}
-	for _, f := range tweak {
+	for _, f := range inspTweaks {
 		f(&so)
 	}
 	r.svc, err = inspector.New(so)

@@ -1,7 +1,8 @@
-// Package rules implements ironic-inspector's introspection rules: a rule's
-// conditions test fields of the introspection data (data://path) or of the
-// node (node://path), and when they all hold, its actions change the node.
-// Actions plan their changes on a hooks.Node, like the processing hooks.
+// Package rules is ironic-inspector's introspection rules as its API
+// (/v1/rules) takes and shows them: a rule's conditions test fields of the
+// introspection data (data://path) or of the node (node://path), and when
+// they all hold, its actions change the node. They run in ferro's one rule
+// engine (package inspection/rules), converted by Convert.
 package rules
 
 import (
@@ -14,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	irules "github.com/ferrometal/ferro/internal/inspection/rules"
 )
 
 // Rule is one introspection rule.
@@ -175,7 +178,7 @@ func (r *Rule) Validate() error {
 		if scheme != "data" && scheme != "node" {
 			return fmt.Errorf("Unsupported scheme for field: %s, valid values are node:// or data://", scheme)
 		}
-		if _, err := parsePath(p); err != nil {
+		if _, err := irules.ParsePath(p); err != nil {
 			return fmt.Errorf("Unable to parse field JSON path %s: %w", c.Field, err)
 		}
 		if err := op.validate(c.Params); err != nil {

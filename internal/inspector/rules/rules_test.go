@@ -8,47 +8,62 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/inspector/hooks"
-	"github.com/ferrometal/ferro/internal/inventory"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/inspection"
+	"github.com/ferrometal/ferro/internal/inspection/plan"
+	irules "github.com/ferrometal/ferro/internal/inspection/rules"
 )
 
-// processed runs the default hooks on the reference example and returns the
-// processed data and the node, as rules see them.
-func processed(t *testing.T, props baremetal.JSON) (map[string]any, *hooks.Node) {
+// staticRules is a RuleSource of converted rules.
+type staticRules []*irules.Rule
+
+func (s staticRules) Rules(context.Context) ([]*irules.Rule, error) { return s, nil }
+
+// convert parses and converts inspector rules.
+func convert(t *testing.T, bodies ...string) []*irules.Rule {
+	t.Helper()
+	var out []*irules.Rule
+	for _, b := range bodies {
+		r := mustParse(t, b)
+		if r.UUID == "" {
+			r.UUID = "6f0c4b1e-0000-4000-8000-00000000000" + string(rune('a'+len(out)))
+		}
+		c, err := Convert(r)
+		if err != nil {
+			t.Fatalf("Convert(%s): %v", b, err)
+		}
+		out = append(out, c.Rule)
+	}
+	return out
+}
+
+// process runs ferro's inspector pipeline (its default hooks) on the
+// reference example with the rules, as the inspector does.
+func process(t *testing.T, props baremetal.JSON, rs []*irules.Rule) (*inspection.Result, error) {
 	t.Helper()
 	b, err := os.ReadFile("../../../testdata/ipa/example.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, raw, err := inventory.DecodeBytes(b, inventory.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := hooks.NewData(rep, raw)
+	rep, err := inspection.Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if props == nil {
 		props = baremetal.JSON{}
 	}
-	n, err := hooks.NewNode(baremetal.Node{UUID: "6c5c2b8e-2c9f-4d84-9a53-1f0c5d8e2b11", Driver: "ipmi", ProvisionState: "inspect wait",
-		Properties: props, DriverInfo: baremetal.JSON{"ipmi_address": "198.51.100.121"}, Traits: []string{"CUSTOM_OLD"}}, nil)
+	o := inspection.DefaultOptions(inspection.Inspector)
+	o.Hooks = append(append([]string(nil), inspection.InspectorDefaultHooks...), "lldp_basic", "local_link_connection")
+	o.Rules = staticRules(rs)
+	p, err := inspection.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, err := hooks.Build(hooks.Default, hooks.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hooks.RunBeforeProcessing(context.Background(), hs, d); err != nil {
-		t.Fatal(err)
-	}
-	if err := hooks.RunBeforeUpdate(context.Background(), hs, d, n); err != nil {
-		t.Fatal(err)
-	}
-	return d.Map(), n
+	n := &baremetal.Node{UUID: "6c5c2b8e-2c9f-4d84-9a53-1f0c5d8e2b11", Driver: "ipmi", ProvisionState: "inspect wait",
+		Properties: props, DriverInfo: baremetal.JSON{"ipmi_address": "198.51.100.121"}, Traits: []string{"CUSTOM_OLD"}}
+	return p.Process(context.Background(), rep, inspection.Target{Node: n})
 }
 
 func mustParse(t *testing.T, s string) *Rule {
@@ -197,19 +212,25 @@ func TestConditions(t *testing.T) {
 		{op: "is-empty", field: "x", want: false},
 	}
 	for _, tt := range tests {
-		params := map[string]any{}
+		cond := map[string]any{"op": tt.op, "field": "data://f"}
 		if tt.value != nil {
-			params["value"] = tt.value
+			cond["value"] = tt.value
 		}
-		got, err := conditions[tt.op].check(tt.field, params)
-		if (err != nil) != tt.wantErr || got != tt.want {
+		b, _ := json.Marshal(map[string]any{"conditions": []any{cond}, "actions": []any{map[string]any{"action": "add-trait", "name": "CUSTOM_HIT"}}})
+		rs := convert(t, string(b))
+		node, err := plan.New(baremetal.Node{UUID: "n"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := &irules.Env{Node: node, Inventory: map[string]any{}, PluginData: map[string]any{"f": tt.field}}
+		applied, err := irules.Apply(context.Background(), rs, env, irules.ConditionsFirst)
+		if got := len(applied) == 1; (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("%s(%#v, %#v) = %v, %v; want %v, error %v", tt.op, tt.field, tt.value, got, err, tt.want, tt.wantErr)
 		}
 	}
 }
 
 func TestCheck_FieldsAndMultiple(t *testing.T) {
-	data, node := processed(t, baremetal.JSON{"cpus_wanted": "32"})
 	tests := []struct {
 		name string
 		cond string
@@ -236,19 +257,21 @@ func TestCheck_FieldsAndMultiple(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := mustParse(t, `{"conditions":[`+tt.cond+`],"actions":[{"action":"fail","message":"x"}]}`)
-			got, err := r.Check(data, node)
-			if err != nil || got != tt.want {
-				t.Errorf("Check = %v, %v; want %v", got, err, tt.want)
+			rs := convert(t, `{"conditions":[`+tt.cond+`],"actions":[{"action":"add-trait","name":"CUSTOM_HIT"}]}`)
+			res, err := process(t, baremetal.JSON{"cpus_wanted": "32"}, rs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(res.Rules) == 1; got != tt.want {
+				t.Errorf("applied %v, want %v", got, tt.want)
 			}
 		})
 	}
 }
 
 func TestCheck_Errors(t *testing.T) {
-	data, node := processed(t, nil)
-	r := mustParse(t, `{"conditions":[{"op":"lt","field":"inventory.cpu.model_name","value":5}],"actions":[{"action":"fail","message":"x"}]}`)
-	if _, err := r.Check(data, node); err == nil || !strings.Contains(err.Error(), "invalid literal for int()") {
+	rs := convert(t, `{"conditions":[{"op":"lt","field":"inventory.cpu.model_name","value":5}],"actions":[{"action":"fail","message":"x"}]}`)
+	if _, err := process(t, nil, rs); err == nil || !strings.Contains(err.Error(), "invalid literal for int()") {
 		t.Errorf("got %v", err)
 	}
 }
@@ -261,63 +284,50 @@ func TestActions(t *testing.T) {
 		name    string
 		props   baremetal.JSON
 		actions string
-		want    hooks.Changes
+		check   func(t *testing.T, n map[string]any, c plan.Changes)
 		wantErr string
 	}{
 		{
 			name:    "set-attribute with formatting",
 			actions: `[{"action":"set-attribute","path":"/extra/cpu","value":"{data[inventory][cpu][count]} x {data[inventory][cpu][model_name]!r}"}]`,
-			want:    hooks.Changes{NodePatch: []hooks.PatchOp{{Op: "add", Path: "/extra/cpu", Value: "32 x 'AMD EPYC 7313 16-Core Processor'"}}},
+			check:   extra("cpu", "32 x 'AMD EPYC 7313 16-Core Processor'"),
 		},
 		{
 			name:    "set-attribute formats inside objects and lists, keys too",
 			actions: `[{"action":"set-attribute","path":"/extra/nics","value":{"{data[inventory][interfaces][0][name]}":["{data[macs][0]}", 1, {"literal": "{{x}}"}]}}]`,
-			want: hooks.Changes{NodePatch: []hooks.PatchOp{{Op: "add", Path: "/extra/nics", Value: map[string]any{
-				"eno1": []any{"3c:fd:fe:11:22:30", json.Number("1"), map[string]any{"literal": "{x}"}},
-			}}}},
+			check:   extra("nics", map[string]any{"eno1": []any{"3c:fd:fe:11:22:30", json.Number("1"), map[string]any{"literal": "{x}"}}}),
 		},
 		{
 			name:    "set-attribute with node formatting (ferro)",
 			actions: `[{"action":"set-attribute","path":"/extra/old","value":"{node[driver]}"}]`,
-			want:    hooks.Changes{NodePatch: []hooks.PatchOp{{Op: "add", Path: "/extra/old", Value: "ipmi"}}},
+			check:   extra("old", "ipmi"),
 		},
 		{
-			name:    "set-attribute of the driver resets interfaces",
-			actions: `[{"action":"set-attribute","path":"/driver","value":"redfish"}]`,
-			want:    hooks.Changes{NodePatch: []hooks.PatchOp{{Op: "add", Path: "/driver", Value: "redfish"}}, ResetInterfaces: true},
+			name:    "set-attribute creates the objects on the way (Ironic's)",
+			actions: `[{"action":"set-attribute","path":"/extra/a/b","value":1}]`,
+			check:   extra("a", map[string]any{"b": json.Number("1")}),
 		},
 		{
-			name:    "unless told not to",
-			actions: `[{"action":"set-attribute","path":"/driver","value":"redfish","reset_interfaces":false}]`,
-			want:    hooks.Changes{NodePatch: []hooks.PatchOp{{Op: "add", Path: "/driver", Value: "redfish"}}},
-		},
-		{
-			name:    "set-capability merges",
-			props:   baremetal.JSON{"capabilities": "boot_option:local"},
+			name:    "set-capability replaces and appends",
+			props:   baremetal.JSON{"capabilities": "boot_option:local,gpus:0"},
 			actions: `[{"action":"set-capability","name":"gpus","value":"{data[inventory][cpu][socket_count]}"},{"action":"set-capability","name":"n","value":2}]`,
-			want: hooks.Changes{NodePatch: []hooks.PatchOp{
-				{Op: "add", Path: "/properties/capabilities", Value: "boot_option:local," + cpuCaps + ",gpus:1"},
-				{Op: "add", Path: "/properties/capabilities", Value: "boot_option:local," + cpuCaps + ",gpus:1,n:2"},
-			}},
+			check:   capabilities("boot_option:local," + cpuCaps + ",gpus:1,n:2"),
 		},
 		{
 			name:    "set-capability without value removes it",
 			props:   baremetal.JSON{"capabilities": "boot_option:local,gpus:1"},
 			actions: `[{"action":"set-capability","name":"gpus"}]`,
-			want:    hooks.Changes{NodePatch: []hooks.PatchOp{{Op: "add", Path: "/properties/capabilities", Value: "boot_option:local," + cpuCaps}}},
+			check:   capabilities("boot_option:local," + cpuCaps),
 		},
 		{
 			name:    "extend-attribute creates the list",
 			actions: `[{"action":"extend-attribute","path":"/extra/tags","value":"{data[inventory][system_vendor][manufacturer]}"}]`,
-			want:    hooks.Changes{NodePatch: []hooks.PatchOp{{Op: "add", Path: "/extra/tags", Value: []any{"Dell Inc."}}}},
+			check:   extra("tags", []any{"Dell Inc."}),
 		},
 		{
 			name:    "extend-attribute appends, unique or not",
 			actions: `[{"action":"set-attribute","path":"/extra/tags","value":["a"]},{"action":"extend-attribute","path":"/extra/tags","value":"a","unique":true},{"action":"extend-attribute","path":"extra/tags","value":"a"}]`,
-			want: hooks.Changes{NodePatch: []hooks.PatchOp{
-				{Op: "add", Path: "/extra/tags", Value: []any{"a"}},
-				{Op: "replace", Path: "/extra/tags", Value: []any{"a", "a"}},
-			}},
+			check:   extra("tags", []any{"a", "a"}),
 		},
 		{
 			name:    "extend-attribute of a non-list",
@@ -328,87 +338,117 @@ func TestActions(t *testing.T) {
 		{
 			name:    "traits",
 			actions: `[{"action":"add-trait","name":"CUSTOM_GPU"},{"action":"remove-trait","name":"CUSTOM_OLD"},{"action":"remove-trait","name":"CUSTOM_NONE"}]`,
-			want:    hooks.Changes{AddTraits: []string{"CUSTOM_GPU"}, RemoveTraits: []string{"CUSTOM_OLD"}},
+			check: func(t *testing.T, _ map[string]any, c plan.Changes) {
+				if diff := cmp.Diff([]string{"CUSTOM_GPU"}, c.AddTraits); diff != "" || !cmp.Equal(c.RemoveTraits, []string{"CUSTOM_OLD"}) {
+					t.Errorf("traits %v %v", c.AddTraits, c.RemoveTraits)
+				}
+			},
 		},
-		{name: "unknown format key", actions: `[{"action":"set-attribute","path":"/extra/x","value":"{data[nope]}"}]`, wantErr: "Invalid formatting variable key provided in value {data[nope]}: 'nope'"},
-		{name: "unknown format variable", actions: `[{"action":"set-attribute","path":"/extra/x","value":"{inventory}"}]`, wantErr: "'inventory'"},
-		{name: "positional format field", actions: `[{"action":"set-attribute","path":"/extra/x","value":"{}"}]`, wantErr: "positional fields are not supported"},
-		{name: "attribute format field", actions: `[{"action":"set-attribute","path":"/extra/x","value":"{data.inventory}"}]`, wantErr: "attribute access"},
-		{name: "format spec", actions: `[{"action":"set-attribute","path":"/extra/x","value":"{data[cpus]:>5}"}]`, wantErr: "format spec \">5\" is not supported"},
+		{name: "unknown format key", actions: `[{"action":"set-attribute","path":"/extra/x","value":"{data[nope]}"}]`, wantErr: "Invalid formatting variable key provided in value {plugin_data[nope]}: 'nope'"},
+		{name: "unknown format variable", actions: `[{"action":"set-attribute","path":"/extra/x","value":"{nothing}"}]`, wantErr: "'nothing'"},
+		{name: "positional format field", actions: `[{"action":"set-attribute","path":"/extra/x","value":"{}"}]`, wantErr: "Replacement index 0 out of range"},
+		{name: "attribute of the data", actions: `[{"action":"set-attribute","path":"/extra/x","value":"{data.inventory}"}]`, wantErr: "'data'"},
 		{name: "single brace", actions: `[{"action":"set-attribute","path":"/extra/x","value":"a}b"}]`, wantErr: "Single '}'"},
-		{name: "bad path", actions: `[{"action":"set-attribute","path":"/extra/a/b","value":1}]`, wantErr: "path /extra/a/b does not exist"},
+		{name: "format spec", actions: `[{"action":"set-attribute","path":"/extra/x","value":"{data[cpus]:>5}"}]`, check: extra("x", "   32")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			data, node := processed(t, tt.props)
-			before := len(node.Changes().NodePatch)
-			r := mustParse(t, `{"actions":`+tt.actions+`}`)
-			err := r.ApplyActions(data, node)
+			res, err := process(t, tt.props, convert(t, `{"actions":`+tt.actions+`}`))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got %v, want an error containing %q", err, tt.wantErr)
+				}
+				if res != nil && !res.Changes.IsZero() {
+					t.Error("a failed report has changes to apply")
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := node.Changes()
-			got.NodePatch = got.NodePatch[before:]
-			got.CreatePorts = nil // from validate_interfaces
-			if len(got.NodePatch) == 0 {
-				got.NodePatch = nil
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("changes (-want +got):\n%s", diff)
-			}
+			tt.check(t, applyPatch(t, res.Changes), res.Changes)
 		})
 	}
 }
 
-func TestApply(t *testing.T) {
-	data, node := processed(t, baremetal.JSON{"inspection_scope": "rack-12"})
-	rs := []*Rule{
-		mustParse(t, `{"description":"tag AMD","conditions":[{"op":"contains","field":"inventory.cpu.model_name","value":"AMD"}],
-			"actions":[{"action":"set-attribute","path":"/properties/vendor_tag","value":"amd"}]}`),
-		// evaluated before the first rule's actions: it does not see vendor_tag
-		mustParse(t, `{"description":"sees tag","conditions":[{"op":"eq","field":"node://properties.vendor_tag","value":"amd"}],
-			"actions":[{"action":"add-trait","name":"CUSTOM_SEEN"}]}`),
-		mustParse(t, `{"description":"other rack","scope":"rack-13","actions":[{"action":"add-trait","name":"CUSTOM_R13"}]}`),
-		mustParse(t, `{"description":"this rack","scope":"rack-12","actions":[{"action":"add-trait","name":"CUSTOM_R12"}]}`),
-		mustParse(t, `{"uuid":"0f5d2c1a-3b4e-4f6a-8b9c-0d1e2f3a4b5c","conditions":[],"actions":[{"action":"add-trait","name":"CUSTOM_ALL"}]}`),
-	}
-	applied, err := Apply(rs, data, node)
+// applyPatch returns the node doc the changes' patch leads to, from an
+// empty extra and the example's properties.
+func applyPatch(t *testing.T, c plan.Changes) map[string]any {
+	t.Helper()
+	n, err := plan.New(baremetal.Node{UUID: "n"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, r := range applied {
-		names = append(names, r.name())
+	for _, op := range c.NodePatch {
+		if err := n.Patch(op); err != nil {
+			t.Fatalf("replay %+v: %v", op, err)
+		}
 	}
-	if diff := cmp.Diff([]string{"tag AMD", "this rack", "0f5d2c1a-3b4e-4f6a-8b9c-0d1e2f3a4b5c"}, names); diff != "" {
+	return n.Fields()
+}
+
+func extra(key string, want any) func(*testing.T, map[string]any, plan.Changes) {
+	return func(t *testing.T, n map[string]any, _ plan.Changes) {
+		t.Helper()
+		if diff := cmp.Diff(want, n["extra"].(map[string]any)[key]); diff != "" {
+			t.Errorf("extra[%s] (-want +got):\n%s", key, diff)
+		}
+	}
+}
+
+func capabilities(want string) func(*testing.T, map[string]any, plan.Changes) {
+	return func(t *testing.T, _ map[string]any, c plan.Changes) {
+		t.Helper()
+		var last any
+		for _, op := range c.NodePatch {
+			if op.Path == "/properties/capabilities" {
+				last = op.Value
+			}
+		}
+		if last != want {
+			t.Errorf("capabilities %v, want %s", last, want)
+		}
+	}
+}
+
+func TestApply(t *testing.T) {
+	rs := convert(t,
+		`{"description":"tag AMD","conditions":[{"op":"contains","field":"inventory.cpu.model_name","value":"AMD"}],
+			"actions":[{"action":"set-attribute","path":"/properties/vendor_tag","value":"amd"}]}`,
+		// evaluated before the first rule's actions: it does not see vendor_tag
+		`{"description":"sees tag","conditions":[{"op":"eq","field":"node://properties.vendor_tag","value":"amd"}],
+			"actions":[{"action":"add-trait","name":"CUSTOM_SEEN"}]}`,
+		`{"description":"other rack","scope":"rack-13","actions":[{"action":"add-trait","name":"CUSTOM_R13"}]}`,
+		`{"description":"this rack","scope":"rack-12","actions":[{"action":"add-trait","name":"CUSTOM_R12"}]}`,
+		`{"uuid":"0f5d2c1a-3b4e-4f6a-8b9c-0d1e2f3a4b5c","conditions":[],"actions":[{"action":"add-trait","name":"CUSTOM_ALL"}]}`,
+	)
+	res, err := process(t, baremetal.JSON{"inspection_scope": "rack-12"}, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{rs[0].UUID, rs[3].UUID, "0f5d2c1a-3b4e-4f6a-8b9c-0d1e2f3a4b5c"}, res.Rules); diff != "" {
 		t.Errorf("applied (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"CUSTOM_R12", "CUSTOM_ALL"}, node.Changes().AddTraits); diff != "" {
+	if diff := cmp.Diff([]string{"CUSTOM_R12", "CUSTOM_ALL"}, res.Changes.AddTraits); diff != "" {
 		t.Errorf("traits (-want +got):\n%s", diff)
 	}
-	if node.Properties()["vendor_tag"] != "amd" {
+	if applyPatch(t, res.Changes)["properties"].(map[string]any)["vendor_tag"] != "amd" {
 		t.Errorf("vendor_tag not set")
 	}
 }
 
+// A fail action fails the report with its message, as the inspector
+// words it, and nothing of the plan is to be applied.
 func TestApply_Fail(t *testing.T) {
-	data, node := processed(t, nil)
-	rs := []*Rule{
-		mustParse(t, `{"description":"too small","conditions":[{"op":"lt","field":"memory_mb","value":262144}],
-			"actions":[{"action":"add-trait","name":"CUSTOM_SMALL"},{"action":"fail","message":"not enough memory"},{"action":"add-trait","name":"CUSTOM_AFTER"}]}`),
+	rs := convert(t, `{"description":"too small","conditions":[{"op":"lt","field":"memory_mb","value":262144}],
+			"actions":[{"action":"add-trait","name":"CUSTOM_SMALL"},{"action":"fail","message":"not enough memory"},{"action":"add-trait","name":"CUSTOM_AFTER"}]}`)
+	res, err := process(t, nil, rs)
+	var f *inspection.Failure
+	if !errors.As(err, &f) || err.Error() != "not enough memory" || res != nil {
+		t.Fatalf("got %v, %v", res, err)
 	}
-	_, err := Apply(rs, data, node)
-	var fe *FailError
-	if !errors.As(err, &fe) || fe.Message != "not enough memory" || fe.Rule != "too small" || err.Error() != "not enough memory" {
-		t.Fatalf("got %v", err)
-	}
-	if diff := cmp.Diff([]string{"CUSTOM_SMALL"}, node.Changes().AddTraits); diff != "" {
-		t.Errorf("traits (-want +got):\n%s", diff)
+	rf, ok := f.RuleFailure()
+	if !ok || rf.Kind != irules.KindFail || rf.Reason != "not enough memory" || rf.Rule.Name != "too small" {
+		t.Errorf("rule failure %+v", rf)
 	}
 }

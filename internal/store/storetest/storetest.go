@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Chassis", chassisTests},
 		{"Volumes", volumeTests},
 		{"DeployTemplates", deployTemplateTests},
+		{"InspectionRules", inspectionRuleTests},
 		{"Allocations", allocationTests},
 		{"History", historyTests},
 		{"Inventory", inventoryTests},

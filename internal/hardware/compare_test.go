@@ -83,8 +83,10 @@ func TestCompare(t *testing.T) {
 			change: func(m *Machine) { m.Memory.Modules = nil },
 		},
 		{
-			name:   "disk removed, the other renamed",
-			change: func(m *Machine) { m.Disks = []Disk{{Name: "/dev/nvme1n1", SizeBytes: 960197124096, WWN: "eui.3634", Serial: "S64F"}} },
+			name: "disk removed, the other renamed",
+			change: func(m *Machine) {
+				m.Disks = []Disk{{Name: "/dev/nvme1n1", SizeBytes: 960197124096, WWN: "eui.3634", Serial: "S64F"}}
+			},
 			want: []Change{
 				{Component: "disk", ID: "0x5000c500", Change: "removed", Old: "/dev/sda, 3.6 TiB, serial ZC1A"},
 				{Component: "disk", ID: "eui.3634", Change: "changed", Field: "name", Old: "/dev/nvme0n1", New: "/dev/nvme1n1"},

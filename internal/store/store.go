@@ -110,6 +110,9 @@ type Store interface {
 	// Inventory stored after inspection.
 	SaveInventory(ctx context.Context, inv *baremetal.Inventory) error
 	GetInventory(ctx context.Context, nodeUUID string) (*baremetal.Inventory, error)
+	// ListInventoryHistory returns the inventories SaveInventory replaced,
+	// newest first, as many as the store keeps.
+	ListInventoryHistory(ctx context.Context, nodeUUID string) ([]*InventoryRecord, error)
 
 	// Conductors register and heartbeat; a conductor whose heartbeat is
 	// older than a timeout is dead and its nodes are taken over.
@@ -151,6 +154,13 @@ type Store interface {
 	// ListLeases returns every lease, by address.
 	ListLeases(ctx context.Context) ([]*Lease, error)
 	DeleteLease(ctx context.Context, mac string) error
+}
+
+// InventoryRecord is a previous inventory of a node and when it was
+// stored (zero when unknown: stored before ferro kept the time).
+type InventoryRecord struct {
+	baremetal.Inventory
+	SavedAt time.Time
 }
 
 // Lease is an IPv4 address the built-in DHCP server gave a node's port.

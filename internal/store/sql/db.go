@@ -46,6 +46,8 @@ type DB struct {
 	write *stdsql.DB
 	now   func() time.Time
 	log   *slog.Logger
+	// keepInventories is how many replaced inventories per node are kept.
+	keepInventories int
 
 	// Prepared statements by query text, per pool; nil when the driver
 	// caches statements itself.
@@ -64,9 +66,10 @@ type DB struct {
 var _ store.Store = (*DB)(nil)
 
 type options struct {
-	log          *slog.Logger
-	now          func() time.Time
-	maxOpenConns int
+	log             *slog.Logger
+	now             func() time.Time
+	maxOpenConns    int
+	keepInventories int
 }
 
 // An Option configures Open.
@@ -84,13 +87,21 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // 16 on PostgreSQL and max(4, GOMAXPROCS) on SQLite.
 func WithMaxOpenConns(n int) Option { return func(o *options) { o.maxOpenConns = n } }
 
+// DefaultInventoryHistory is how many previous inventories per node are
+// kept without WithInventoryHistory ([inventory]keep_previous's default).
+const DefaultInventoryHistory = 5
+
+// WithInventoryHistory sets how many previous inventories of each node
+// SaveInventory keeps (0: none).
+func WithInventoryHistory(n int) Option { return func(o *options) { o.keepInventories = max(n, 0) } }
+
 // Open connects to the database named by connection, a [database]connection
 // URL, and migrates its schema to the current version:
 //
 //	sqlite:///var/lib/ferro/ferro.db
 //	postgresql://ferro:secret@db.example.com/ferro?sslmode=verify-full
 func Open(ctx context.Context, connection string, opts ...Option) (*DB, error) {
-	o := options{log: slog.New(slog.DiscardHandler), now: time.Now}
+	o := options{log: slog.New(slog.DiscardHandler), now: time.Now, keepInventories: DefaultInventoryHistory}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -98,7 +109,7 @@ func Open(ctx context.Context, connection string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{d: d, now: o.now, log: o.log}
+	db := &DB{d: d, now: o.now, log: o.log, keepInventories: o.keepInventories}
 	switch d {
 	case sqliteDialect:
 		if db.write, err = stdsql.Open(d.driver, sqliteDSN(dsn, false)); err != nil {

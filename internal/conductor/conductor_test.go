@@ -83,6 +83,8 @@ type rig struct {
 	mu    sync.Mutex
 	wait  *waitingInspect
 	block blockingPower
+	obs   *recordingObserver
+	oob   *storingInspect
 }
 
 func (r *rig) clock() time.Time {
@@ -113,16 +115,18 @@ func newRig(t *testing.T) *rig {
 	cfg.Conductor.CheckProvisionStateInterval = 0
 	enabled := map[string][]string{}
 	for _, k := range driver.Kinds {
-		enabled[k] = append(cfg.Default.Enabled(k), "waiting", "blocking")
+		enabled[k] = append(cfg.Default.Enabled(k), "waiting", "blocking", "storing")
 	}
 	reg := driver.NewRegistry([]string{"fake-hardware"}, enabled, nil)
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
 	r := &rig{store: db, cfg: cfg, now: time.Now().UTC(), wait: &waitingInspect{},
-		block: blockingPower{release: make(chan struct{})}}
+		block: blockingPower{release: make(chan struct{})}, obs: &recordingObserver{}}
 	reg.RegisterInspect("waiting", r.wait)
+	r.oob = &storingInspect{store: db}
+	reg.RegisterInspect("storing", r.oob)
 	reg.RegisterPower("blocking", r.block)
-	r.c = New(Options{Store: db, Registry: reg, Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock})
+	r.c = New(Options{Store: db, Registry: reg, Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock, Observer: r.obs})
 	if err := r.c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -198,7 +198,9 @@ func (c *Conductor) finishInspection(ctx context.Context, t *driver.Task, st dri
 	default:
 		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
 			t.Log.Error("cannot finish inspection", "error", err)
+			return
 		}
+		c.recordHardwareChanges(ctx, t.Node)
 	}
 }
 

@@ -55,7 +55,9 @@ func (s *storingInspect) Abort(context.Context, *driver.Task) error { return nil
 func (s *storingInspect) Status(context.Context, *driver.Task) (driver.InspectStatus, error) {
 	return driver.InspectStatus{}, nil
 }
-func (s *storingInspect) Finish(context.Context, *driver.Task, driver.InspectStatus) error { return nil }
+func (s *storingInspect) Finish(context.Context, *driver.Task, driver.InspectStatus) error {
+	return nil
+}
 
 func inventoryWith(disks ...string) baremetal.JSON {
 	var list []any

@@ -238,11 +238,12 @@ func (c *Conductor) runInspect(ctx context.Context, t *driver.Task) {
 	case states.Manageable:
 		now := c.now().UTC()
 		t.Node.InspectionFinishedAt = &now
+		// Under the node's lock: the next inspection cannot store its
+		// inventory before this one was compared.
+		c.recordHardwareChanges(ctx, t.Node)
 		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
 			t.Log.Error("cannot finish inspection", "error", err)
-			return
 		}
-		c.recordHardwareChanges(ctx, t.Node)
 	default:
 		c.failNode(ctx, t, "inspect", fmt.Sprintf("inspect interface returned unexpected state %q", next))
 	}

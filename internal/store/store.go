@@ -294,3 +294,10 @@ type Rule struct {
 	Body        []byte // the whole rule as JSON: conditions, actions, …
 	CreatedAt   time.Time
 }
+
+// NodeCount is how many nodes are in one provision state and power state.
+type NodeCount struct {
+	ProvisionState string
+	PowerState     string
+	Count          int
+}

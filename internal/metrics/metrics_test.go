@@ -65,13 +65,13 @@ func TestHTTP_LabelsByRouteTemplateThroughACopyingLayer(t *testing.T) {
 
 func TestRedfishOperation(t *testing.T) {
 	for path, want := range map[string]string{
-		"/redfish/v1":  "ServiceRoot",
-		"/redfish/v1/": "ServiceRoot",
-		"/redfish/v1/Systems/System.Embedded.1":                                    "Systems/{id}",
-		"/redfish/v1/Systems/1/Actions/ComputerSystem.Reset":                       "Systems/{id}/Actions/ComputerSystem.Reset",
+		"/redfish/v1":                           "ServiceRoot",
+		"/redfish/v1/":                          "ServiceRoot",
+		"/redfish/v1/Systems/System.Embedded.1": "Systems/{id}",
+		"/redfish/v1/Systems/1/Actions/ComputerSystem.Reset":                        "Systems/{id}/Actions/ComputerSystem.Reset",
 		"/redfish/v1/Managers/bmc/VirtualMedia/Cd/Actions/VirtualMedia.InsertMedia": "Managers/{id}/VirtualMedia/{id}/Actions/VirtualMedia.InsertMedia",
-		"/redfish/v1/SessionService/Sessions/8f3a":                                 "SessionService/Sessions/{id}",
-		"/redfish/v1/Systems/437XR1138R2/Storage/1/Drives/0":                       "Systems/{id}/Storage/{id}/Drives/{id}",
+		"/redfish/v1/SessionService/Sessions/8f3a":                                  "SessionService/Sessions/{id}",
+		"/redfish/v1/Systems/437XR1138R2/Storage/1/Drives/0":                        "Systems/{id}/Storage/{id}/Drives/{id}",
 		"/elsewhere": "other",
 	} {
 		if got := redfishOperation(path); got != want {

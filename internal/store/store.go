@@ -202,6 +202,11 @@ type NodeFilter struct {
 	Shard          []string
 	// ReservedBy selects nodes whose reservation is this holder.
 	ReservedBy string
+	// Search selects nodes whose name or UUID contains it, ignoring case
+	// (the web view's search box).
+	Search string
+	// Project selects nodes this project owns or leases.
+	Project string
 }
 
 // PortFilter selects ports.

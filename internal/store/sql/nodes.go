@@ -6,6 +6,7 @@ import (
 	stdsql "database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/google/uuid"
@@ -180,8 +181,19 @@ func (db *DB) ListNodes(ctx context.Context, f store.NodeFilter) ([]*baremetal.N
 	q.boolean("retired", f.Retired)
 	q.in("shard", f.Shard)
 	q.eq("reservation", f.ReservedBy)
+	if f.Search != "" {
+		pat := "%" + likeEscaper.Replace(strings.ToLower(f.Search)) + "%"
+		q.cond("(LOWER(COALESCE(name, '')) LIKE " + q.arg(pat) + " ESCAPE '\\' OR uuid LIKE " + q.arg(pat) + " ESCAPE '\\')")
+	}
+	if f.Project != "" {
+		q.cond("(owner = " + q.arg(f.Project) + " OR lessee = " + q.arg(f.Project) + ")")
+	}
 	return list(ctx, q, f.Page, nodeType)
 }
+
+// likeEscaper escapes LIKE's wildcards (and its escape character) in a
+// search string.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 
 // UpdateNode writes every field of n but Reservation and CreatedAt, and
 // sets n.UpdatedAt, if the node's reservation is n.Reservation: the lock

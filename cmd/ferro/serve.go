@@ -159,7 +159,8 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		return err
 	}
 	log.Info("authentication", "auth_strategy", cfg.Default.AuthStrategy, "tls", cfg.API.EnableSSLAPI)
-	db, err := sqlstore.Open(ctx, cfg.Database.Connection, sqlstore.WithLogger(log))
+	obs := newObservability(cfg, log)
+	db, err := sqlstore.Open(ctx, cfg.Database.Connection, append(obs.storeOptions(), sqlstore.WithLogger(log))...)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
@@ -185,7 +186,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 			notify = func(uuid string) { cond.NotifyInspectionFinished(uuid) }
 		}
 		insp, err = inspector.New(inspector.Options{Store: db, BareMetal: bm, Config: cfg, Log: log, Notify: notify,
-			Progress:       conductor.NewProgress(db, cfg.Default.Host, log),
+			Progress:       obs.progress(conductor.NewProgress(db, cfg.Default.Host, log)),
 			ExclusiveStore: strings.HasPrefix(cfg.Database.Connection, "sqlite")})
 		if err != nil {
 			return err
@@ -208,20 +209,23 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		CommandRetryTimeout: time.Duration(cfg.IPMI.CommandRetryTimeout) * time.Second,
 		MinCommandInterval:  time.Duration(cfg.IPMI.MinCommandInterval * float64(time.Second)),
 		Log:                 log,
+		Observe:             obs.ipmi(),
 	})
 	defer ipmiClient.Close()
-	reg, err := newRegistry(cfg, db, inspectClient, ipmiClient, log)
+	reg, err := newRegistry(cfg, db, inspectClient, ipmiClient, log, obs)
 	if err != nil {
 		return err
 	}
-	cond = conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log, APIOnly: !has(roleConductor)})
+	cond = conductor.New(conductor.Options{Store: db, Registry: reg, Config: cfg, Log: log, APIOnly: !has(roleConductor),
+		Observer: obs.conductorObserver()})
+	obs.watch(db, cond)
 
 	// The built-in netboot runs beside the API: its HTTP boot files are on
 	// the API port unless [deploy]http_listen is set.
 	var nb *netboot.Service
 	var nbOpts netboot.Options
 	if cfg.DHCP.DHCPProvider == "builtin" {
-		progress := conductor.NewProgress(db, cfg.Default.Host, log)
+		progress := obs.progress(conductor.NewProgress(db, cfg.Default.Host, log))
 		if nbOpts, err = netbootOptions(cfg, db, progress, log); err != nil {
 			return err
 		}
@@ -251,7 +255,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 				mux.Handle(p, inspAPI)
 			}
 		}
-		h := sec.apiHandler(mux)
+		h := sec.apiHandler(obs.mount(mux, db))
 		if nb != nil && nbOpts.HTTPListen == "" {
 			// Boot files are read by firmware and the ramdisk, which have
 			// no credentials: they are served beside the authentication.
@@ -259,6 +263,9 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 			outer.Handle(nbOpts.HTTPPrefix, nb.HTTPHandler())
 			outer.Handle("/", h)
 			h = outer
+		}
+		if h, err = obs.wrap(h, db, sec); err != nil {
+			return err
 		}
 		addr := net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port))
 		srv, err := listen(addr, h, sec.tlsConfig(), listenLimits(cfg), log, "api")
@@ -269,11 +276,16 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}
 	if inspAPI != nil && cfg.Inspector.ListenPort != 0 {
 		addr := net.JoinHostPort(cfg.Inspector.ListenAddress, strconv.Itoa(cfg.Inspector.ListenPort))
-		srv, err := listen(addr, sec.inspectorHandler(inspAPI), sec.tlsConfig(), listenLimits(cfg), log, "inspector")
+		srv, err := listen(addr, obs.instrument(sec.inspectorHandler(obs.route(inspAPI))), sec.tlsConfig(), listenLimits(cfg), log, "inspector")
 		if err != nil {
 			return err
 		}
 		servers = append(servers, srv)
+	}
+	if srv, err := obs.metricsListener(sec, listenLimits(cfg)); err != nil {
+		return err
+	} else if srv != nil {
+		servers = append(servers, *srv)
 	}
 	if nb != nil {
 		if err := nb.Listen(); err != nil {
@@ -371,7 +383,7 @@ func listen(addr string, h http.Handler, tlsConf *tls.Config, lim limits, log *s
 
 // newRegistry builds the driver registry from [DEFAULT]enabled_* and
 // default_* and registers the implementations built into this binary.
-func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, ipmiClient *bmcipmi.Client, log *slog.Logger) (*driver.Registry, error) {
+func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, ipmiClient *bmcipmi.Client, log *slog.Logger, obs *observability) (*driver.Registry, error) {
 	enabled := map[string][]string{}
 	defaults := map[string]string{}
 	for _, kind := range driver.Kinds {
@@ -406,10 +418,10 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 		dhcp = neutron.NewDHCPProvider(nc, time.Duration(cfg.Neutron.PortSetupDelay)*time.Second)
 	}
 	pxe.Register(reg, cfg, dhcp)
-	registerRedfish(reg, cfg, db, log)
+	registerRedfish(reg, cfg, db, log, obs)
 	if inspectClient != nil {
 		ins := inspect.New(cfg, inspectClient, db, log)
-		ins.Progress = conductor.NewProgress(db, cfg.Default.Host, log)
+		ins.Progress = obs.progress(conductor.NewProgress(db, cfg.Default.Host, log))
 		if cfg.DHCP.DHCPProvider == "builtin" {
 			ins.Leases = leaseReleaser{store: db, log: log}
 		}
@@ -421,7 +433,7 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 // registerRedfish adds the redfish power, management and inspect
 // interfaces and the redfish-virtual-media boot interface, sharing one
 // Redfish client (one session per BMC).
-func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, log *slog.Logger) {
+func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, log *slog.Logger, obs *observability) {
 	rc := cfg.Redfish
 	client := bmcredfish.New(bmcredfish.Options{
 		ConnectionAttempts: rc.ConnectionAttempts,
@@ -429,6 +441,7 @@ func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, l
 		ConnectionRetryInterval: max(time.Duration(rc.ConnectionRetryInterval)*time.Second, time.Millisecond),
 		CacheSize:               rc.ConnectionCacheSize,
 		Log:                     log,
+		WrapTransport:           obs.redfish(),
 	})
 	o := rfdriver.Options{Client: client, AuthType: rc.AuthType, DefaultBootMode: cfg.Deploy.DefaultBootMode, Log: log}
 	reg.RegisterPower("redfish", rfdriver.NewPower(o))

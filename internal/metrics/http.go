@@ -16,12 +16,12 @@ type routeKey struct{}
 // between hands the inner handlers a copy of the request.
 type route struct{ pattern string }
 
-// HTTP counts and times every request to next under api ("ironic",
-// "inspector", "web", "metrics"), labelled by route template: the
+// HTTP counts and times every request to next under the API apiOf names
+// ("ironic", "inspector", "web", "metrics"), labelled by route template: the
 // ServeMux pattern that served it ("/v1/nodes/{node}"), never the path.
 // A request no route matched is labelled "unmatched". Put RecordRoute
 // inside any layer that copies the request.
-func (m *Metrics) HTTP(api string, next http.Handler) http.Handler {
+func (m *Metrics) HTTP(apiOf func(*http.Request) string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rt := &route{}
@@ -34,6 +34,7 @@ func (m *Metrics) HTTP(api string, next http.Handler) http.Handler {
 		}
 		tmpl := routeTemplate(pattern)
 		method := methodLabel(r.Method)
+		api := apiOf(r)
 		m.apiRequests.WithLabelValues(api, tmpl, method, strconv.Itoa(sw.status)).Inc()
 		m.apiDuration.WithLabelValues(api, tmpl, method).Observe(time.Since(start).Seconds())
 	})

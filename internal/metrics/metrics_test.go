@@ -37,7 +37,7 @@ func TestHTTP_LabelsByRouteTemplateThroughACopyingLayer(t *testing.T) {
 	inner.HandleFunc("PUT /v1/nodes/{node}/states/power", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
 	outer := http.NewServeMux()
 	outer.Handle("/", copyingAuth(RecordRoute(inner)))
-	srv := httptest.NewServer(m.HTTP("ironic", outer))
+	srv := httptest.NewServer(m.HTTP(func(*http.Request) string { return "ironic" }, outer))
 	defer srv.Close()
 	for _, rq := range []struct{ method, path string }{
 		{"GET", "/v1/nodes/a"}, {"GET", "/v1/nodes/b"}, {"PUT", "/v1/nodes/a/states/power"}, {"GET", "/nothing/here"},

@@ -421,7 +421,6 @@ func timeline(n *baremetal.Node, events []*baremetal.HistoryEvent) []phase {
 	return out
 }
 
-
 // switchData is the switch view: one page of ports, grouped by switch.
 type switchData struct {
 	Switches []switchGroup

@@ -68,9 +68,6 @@ type Options struct {
 // maxHistory is how many of a node's newest history events its page shows.
 const maxHistory = 50
 
-// switchPageSize is how many ports one page of the switch view reads.
-const switchPageSize = 500
-
 type view struct {
 	o    Options
 	tmpl map[string]*template.Template
@@ -421,12 +418,14 @@ func timeline(n *baremetal.Node, events []*baremetal.HistoryEvent) []phase {
 	return out
 }
 
-// switchData is the switch view: one page of ports, grouped by switch.
+// switchData is the switch view: the switch ports the NICs of one page of
+// machines are on, grouped by switch.
 type switchData struct {
 	Switches []switchGroup
-	Unknown  int // ports of the page without a local_link_connection
-	Next     string
-	First    string
+	// Unknown counts the page's machines with no inventory or no LLDP.
+	Unknown int
+	Next    string
+	First   string
 }
 
 type switchGroup struct {
@@ -435,57 +434,94 @@ type switchGroup struct {
 }
 
 type switchPort struct {
-	PortID, MAC      string
+	PortID, VLANs    string
+	NIC, MAC         string
 	NodeUUID, NodeID string // NodeID: the node's name, else its UUID
+	// Recorded is the port_id the node's port record (local_link_connection)
+	// holds when it differs from what LLDP said last: the inspector's
+	// local_link_connection hook, as upstream's, never overwrites one.
+	Recorded string
 }
 
+// switches reads one page of machines (as the list, [web]page_size) and
+// their inventories: a bounded amount of work however large the fleet.
 func (v *view) switches(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	creds := auth.FromContext(ctx)
-	if !auth.Allowed(auth.RulePortListAll, creds, auth.Target{}) {
-		v.error(w, r, http.StatusForbidden, "The switch view shows every port: it needs baremetal:port:list_all.")
+	if !auth.Allowed(auth.RuleNodeListAll, creds, auth.Target{}) {
+		v.error(w, r, http.StatusForbidden, "The switch view shows every machine: it needs baremetal:node:list_all.")
 		return
 	}
 	q := r.URL.Query()
-	ports, err := v.o.Store.ListPorts(ctx, store.PortFilter{Page: store.Page{Limit: switchPageSize + 1, Marker: q.Get("marker")}})
+	nodes, err := v.o.Store.ListNodes(ctx, store.NodeFilter{Page: store.Page{Limit: v.o.PageSize + 1, Marker: q.Get("marker"), SortKey: "name", SortDir: "asc"}})
 	if err != nil {
 		v.fail(w, r, err)
 		return
 	}
 	d := switchData{}
-	if len(ports) > switchPageSize {
-		ports = ports[:switchPageSize]
-		d.Next = "?marker=" + url.QueryEscape(ports[len(ports)-1].UUID)
+	if len(nodes) > v.o.PageSize {
+		nodes = nodes[:v.o.PageSize]
+		d.Next = "?marker=" + url.QueryEscape(nodes[len(nodes)-1].UUID)
 	}
 	if q.Get("marker") != "" {
 		d.First = "?"
 	}
-	names := map[string]string{}
-	groups := map[string]*switchGroup{}
-	for _, p := range ports {
-		llc := p.LocalLinkConnection
-		chassis, _ := llc["switch_id"].(string)
-		port, _ := llc["port_id"].(string)
-		info, _ := llc["switch_info"].(string)
-		if chassis == "" && port == "" {
+	type seen struct {
+		n   *baremetal.Node
+		nic hardware.NIC
+	}
+	var found []seen
+	var macs []string
+	for _, n := range nodes {
+		inv, err := v.o.Store.GetInventory(ctx, n.UUID)
+		if errors.Is(err, store.ErrNotFound) {
 			d.Unknown++
 			continue
 		}
-		key := cmp.Or(info, chassis)
+		if err != nil {
+			v.fail(w, r, err)
+			return
+		}
+		any := false
+		for _, nic := range hardware.Read(inv).NICs {
+			if nic.Switch.Known() {
+				found = append(found, seen{n, nic})
+				macs = append(macs, nic.MAC)
+				any = true
+			}
+		}
+		if !any {
+			d.Unknown++
+		}
+	}
+	recorded := map[string]string{}
+	if len(macs) > 0 {
+		ports, err := v.o.Store.ListPorts(ctx, store.PortFilter{Addresses: macs})
+		if err != nil {
+			v.fail(w, r, err)
+			return
+		}
+		for _, p := range ports {
+			if id, _ := p.LocalLinkConnection["port_id"].(string); id != "" {
+				recorded[strings.ToLower(p.Address)] = id
+			}
+		}
+	}
+	groups := map[string]*switchGroup{}
+	for _, f := range found {
+		sw := f.nic.Switch
+		key := sw.Switch()
 		g := groups[key]
 		if g == nil {
-			g = &switchGroup{Name: key, ChassisID: chassis}
+			g = &switchGroup{Name: key, ChassisID: sw.ChassisID}
 			groups[key] = g
 		}
-		id, ok := names[p.NodeUUID]
-		if !ok {
-			id = p.NodeUUID
-			if n, err := v.o.Store.GetNode(ctx, p.NodeUUID); err == nil && n.Name != "" {
-				id = n.Name
-			}
-			names[p.NodeUUID] = id
+		sp := switchPort{PortID: sw.PortID, VLANs: funcs["vlans"].(func(hardware.SwitchPort) string)(sw),
+			NIC: f.nic.Name, MAC: f.nic.MAC, NodeUUID: f.n.UUID, NodeID: cmp.Or(f.n.Name, f.n.UUID)}
+		if rec := recorded[f.nic.MAC]; rec != "" && rec != sw.PortID {
+			sp.Recorded = rec
 		}
-		g.Ports = append(g.Ports, switchPort{PortID: port, MAC: p.Address, NodeUUID: p.NodeUUID, NodeID: id})
+		g.Ports = append(g.Ports, sp)
 	}
 	for _, k := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[k]

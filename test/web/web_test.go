@@ -1,11 +1,16 @@
-// Package web_test is the browser lane: Debian's headless Chromium, driven
-// by chromedp, against a real `ferro serve` with fake-hardware nodes whose
-// inspections take ferro's managed PXE path and whose reports a stand-in
-// agent posts (test/inspection's). It checks what the pages show, follows
-// a live inspection on a machine's page until it ends, checks that a
-// browser without credentials is refused under http_basic, and saves a
-// screenshot of every page into $FERRO_WEB_SCREENSHOTS (default: a
-// directory under the test's temporary directory, named in the log).
+// Package web_test is the observability lane: what an operator sees of a
+// real `ferro serve` with fake-hardware nodes whose inspections take
+// ferro's managed PXE path and whose reports a stand-in agent posts
+// (test/inspection's).
+//
+// The browser tests drive Debian's headless Chromium with chromedp: they
+// check what the pages show, follow a live inspection on a machine's page
+// until it ends, check that a browser without credentials is refused under
+// http_basic, and save a screenshot of every page into
+// $FERRO_WEB_SCREENSHOTS (default: a directory under the test's temporary
+// directory, named in the log; .ci/run sets artifacts/web-screenshots).
+// The metrics test scrapes /metrics while inspections run, BMC calls going
+// to ferro-vbmc over Redfish and IPMI, and has promtool check the text.
 package web_test
 
 import (
@@ -73,13 +78,23 @@ type node struct {
 
 func (l *lab) enroll(name, resourceClass string, macs ...string) *node {
 	l.t.Helper()
+	return l.enrollWith(map[string]any{"name": name, "resource_class": resourceClass}, macs...)
+}
+
+// enrollWith creates a fake-hardware node inspected on the managed PXE
+// path, with the fields given on top (a power interface and its
+// driver_info, …), and its ports.
+func (l *lab) enrollWith(fields map[string]any, macs ...string) *node {
+	l.t.Helper()
 	var created struct {
 		UUID string `json:"uuid"`
 	}
-	ferrotest.Must(l.t, l.srv.URL, http.MethodPost, "/v1/nodes", map[string]any{
-		"name": name, "driver": "fake-hardware", "resource_class": resourceClass,
-		"boot_interface": "pxe", "network_interface": "noop", "inspect_interface": "inspector",
-	}, &created)
+	body := map[string]any{"driver": "fake-hardware", "boot_interface": "pxe", "network_interface": "noop", "inspect_interface": "inspector"}
+	for k, v := range fields {
+		body[k] = v
+	}
+	name, _ := fields["name"].(string)
+	ferrotest.Must(l.t, l.srv.URL, http.MethodPost, "/v1/nodes", body, &created)
 	for _, mac := range macs {
 		ferrotest.Must(l.t, l.srv.URL, http.MethodPost, "/v1/ports", map[string]any{"node_uuid": created.UUID, "address": mac, "pxe_enabled": true}, nil)
 	}

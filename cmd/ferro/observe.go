@@ -14,6 +14,7 @@ import (
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/metrics"
+	"github.com/ferrometal/ferro/internal/netboot"
 	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
 	"github.com/ferrometal/ferro/internal/web"
 )
@@ -92,6 +93,27 @@ func (o *observability) watch(db *sqlstore.DB, cond *conductor.Conductor) {
 		s := cond.Stats()
 		return metrics.ConductorLoad{Workers: s.Workers, Busy: s.Busy, LockWaiters: s.LockWaiters,
 			LockWaits: s.LockWaits, LockConflicts: s.LockConflicts, WorkerRefusals: s.WorkerRefusals}
+	})
+}
+
+// watchNetboot exposes the built-in netboot's counters.
+func (o *observability) watchNetboot(nb *netboot.Service) {
+	if o.m == nil || nb == nil {
+		return
+	}
+	o.m.WatchNetboot(func() metrics.NetbootStats {
+		var s metrics.NetbootStats
+		if d := nb.DHCP(); d != nil {
+			ds := d.Stats()
+			s.DHCPOffers, s.DHCPAcks, s.DHCPNaks, s.DHCPDropped, s.DHCPErrors = ds.Offers, ds.Acks, ds.Naks, ds.Dropped, ds.Errors
+		}
+		if t := nb.TFTP(); t != nil {
+			ts := t.Stats()
+			s.TFTPServed, s.TFTPFailed, s.TFTPRefused, s.TFTPBusy, s.TFTPBytes = ts.Served, ts.Failed, ts.Refused, ts.Busy, ts.Bytes
+		}
+		hs := nb.HTTP().Stats()
+		s.HTTPServed, s.HTTPRefused, s.HTTPBytes = hs.Served, hs.Refused, hs.Bytes
+		return s
 	})
 }
 

@@ -232,6 +232,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		if nb, err = netboot.New(nbOpts); err != nil {
 			return err
 		}
+		obs.watchNetboot(nb)
 	}
 
 	// Bind every socket before anything runs, so that a busy port, a

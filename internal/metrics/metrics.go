@@ -53,12 +53,6 @@ type Metrics struct {
 
 	storeDuration *prometheus.HistogramVec
 	storeErrors   *prometheus.CounterVec
-
-	dhcpReplies     *prometheus.CounterVec
-	bootTransfers   *prometheus.CounterVec
-	bootBytes       *prometheus.CounterVec
-	bootErrors      *prometheus.CounterVec
-	netbootRefusals *prometheus.CounterVec
 }
 
 // New returns the metrics with the Go runtime and process collectors
@@ -94,11 +88,6 @@ func New() *Metrics {
 		latencyBuckets, "operation")
 	m.storeErrors = m.counter("store", "errors_total", "Database statements and transactions that failed.", "operation")
 
-	m.dhcpReplies = m.counter("netboot", "dhcp_replies_total", "DHCP replies the built-in server sent, by message type (offer, ack, nak).", "type")
-	m.bootTransfers = m.counter("netboot", "transfers_total", "Boot files served, by protocol (tftp, http) and result (ok, error).", "protocol", "result")
-	m.bootBytes = m.counter("netboot", "transferred_bytes_total", "Bytes of boot files sent, by protocol.", "protocol")
-	m.bootErrors = m.counter("netboot", "errors_total", "Boot file requests that failed, by protocol.", "protocol")
-	m.netbootRefusals = m.counter("netboot", "busy_refusals_total", "Requests refused because the server was at its limit, by protocol.", "protocol")
 	return m
 }
 

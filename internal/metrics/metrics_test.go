@@ -170,9 +170,7 @@ func TestExposition_PromtoolAccepts(t *testing.T) {
 	m.WatchConductor(func() ConductorLoad { return ConductorLoad{Workers: 100, Busy: 2} })
 	m.IPMI()("power status", time.Millisecond, nil)
 	m.Store()("exec", time.Millisecond, errors.New("x"))
-	m.Netboot().DHCPReply("offer")
-	m.Netboot().Transfer("tftp", 1024, nil)
-	m.Netboot().Refused("tftp")
+	m.WatchNetboot(func() NetbootStats { return NetbootStats{DHCPOffers: 2, TFTPServed: 1, TFTPBytes: 1024, TFTPBusy: 1} })
 	obs := m.Conductor()
 	obs.ProvisionStateChanged(&baremetal.Node{UUID: "u", Driver: "fake-hardware", ProvisionState: "inspecting"}, "manageable")
 
@@ -184,6 +182,8 @@ func TestExposition_PromtoolAccepts(t *testing.T) {
 		`ferro_conductor_workers_busy 2`,
 		`ferro_bmc_requests_total{operation="power status",result="ok",type="ipmi"} 1`,
 		`ferro_netboot_transferred_bytes_total{protocol="tftp"} 1024`,
+		`ferro_netboot_dhcp_replies_total{type="offer"} 2`,
+		`ferro_netboot_busy_refusals_total{protocol="tftp"} 1`,
 		`ferro_inspections_started_total{hardware_type="fake-hardware",inspect_interface="none"} 1`,
 		`go_goroutines`,
 	} {

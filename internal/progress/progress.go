@@ -71,6 +71,12 @@ func (p *Printer) Report(e Event) {
 	defer p.mu.Unlock()
 	if e.Step != p.step {
 		p.closeLine()
+		if e.End {
+			// Done as soon as said (a cached download): one line.
+			fmt.Fprintf(p.w, "%s%s%s\n", p.prefix, e.Step, amount(e))
+			p.step = ""
+			return
+		}
 		p.step, p.started, p.shown = e.Step, p.now(), 0
 		if !p.tty {
 			fmt.Fprintf(p.w, "%s%s…\n", p.prefix, e.Step)
@@ -109,6 +115,8 @@ func (p *Printer) closeLine() {
 
 func amount(e Event) string {
 	switch {
+	case e.End && e.Done > 0 && (e.Total == 0 || e.Done == e.Total):
+		return " (" + mb(e.Done) + ")"
 	case e.Total > 0:
 		return fmt.Sprintf(" %s of %s (%d%%)", mb(e.Done), mb(e.Total), 100*e.Done/e.Total)
 	case e.Done > 0:

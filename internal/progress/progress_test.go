@@ -19,6 +19,7 @@ func run(p *Printer) {
 	f.Report(Event{Step: "downloading k", Done: 100e6, Total: 100e6, End: true})
 	f.Report(Event{Step: "building the initramfs"})
 	f.Report(Event{Step: "building the initramfs", End: true})
+	f.Report(Event{Step: "using the cached k", End: true})
 }
 
 func TestPrinter_NotATerminal_NoCarriageReturns(t *testing.T) {
@@ -28,9 +29,10 @@ func TestPrinter_NotATerminal_NoCarriageReturns(t *testing.T) {
 x: downloading k: 30 MB of 100 MB (30%)
 x: downloading k: 50 MB of 100 MB (50%)
 x: downloading k: 80 MB of 100 MB (80%)
-x: downloading k: done in 3s 100 MB of 100 MB (100%)
+x: downloading k: done in 3s (100 MB)
 x: building the initramfs…
 x: building the initramfs: done in 0s
+x: using the cached k
 `
 	if b.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", b.String(), want)
@@ -43,7 +45,7 @@ func TestPrinter_TerminalRewritesTheLine(t *testing.T) {
 	p.tty = true
 	run(p)
 	out := b.String()
-	if n := strings.Count(out, "\n"); n != 2 {
+	if n := strings.Count(out, "\n"); n != 3 {
 		t.Errorf("%d lines on a terminal, want one per step:\n%q", n, out)
 	}
 	if !strings.Contains(out, "\r\033[Kx: downloading k… 50 MB of 100 MB (50%)") {

@@ -101,10 +101,14 @@ func fetchDebianKernel(ctx context.Context, cacheDir, version string, report pro
 	}
 	defer os.RemoveAll(tmp)
 	step := "downloading " + pkg + " (apt-get download)"
-	total := debSize(ctx, pkg)
-	stopWatch := watchBytes(tmp, func(done int64) { report.Report(progress.Event{Step: step, Done: done, Total: total}) })
+	var total, done int64
+	stopWatch := func() int64 { return 0 }
+	if report != nil {
+		total = debSize(ctx, pkg)
+		stopWatch = watchBytes(tmp, func(done int64) { report.Report(progress.Event{Step: step, Done: done, Total: total}) })
+	}
 	err = run(ctx, tmp, "apt-get", "download", pkg)
-	done := stopWatch()
+	done = stopWatch()
 	if err != nil {
 		return nil, fmt.Errorf("download %s: %w", pkg, err)
 	}

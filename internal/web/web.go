@@ -260,7 +260,9 @@ func (v *view) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	lq := listQuery{Search: strings.TrimSpace(q.Get("q")), State: q.Get("state"), ResourceClass: q.Get("resource_class"),
 		Driver: q.Get("driver"), Maintenance: q.Get("maintenance")}
-	f := store.NodeFilter{Page: store.Page{Limit: v.o.PageSize + 1, Marker: q.Get("marker"), SortKey: "name", SortDir: "asc"},
+	// In enrolment order: the store's index pages it, so a page (and each
+	// live refresh of it) reads PageSize rows however large the fleet.
+	f := store.NodeFilter{Page: store.Page{Limit: v.o.PageSize + 1, Marker: q.Get("marker")},
 		Search: lq.Search, ResourceClass: lq.ResourceClass, Driver: lq.Driver}
 	if len(lq.Search) > 255 {
 		v.error(w, r, http.StatusBadRequest, "The search is too long.")
@@ -453,7 +455,7 @@ func (v *view) switches(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	nodes, err := v.o.Store.ListNodes(ctx, store.NodeFilter{Page: store.Page{Limit: v.o.PageSize + 1, Marker: q.Get("marker"), SortKey: "name", SortDir: "asc"}})
+	nodes, err := v.o.Store.ListNodes(ctx, store.NodeFilter{Page: store.Page{Limit: v.o.PageSize + 1, Marker: q.Get("marker")}})
 	if err != nil {
 		v.fail(w, r, err)
 		return

@@ -22,15 +22,20 @@ func TestCountNodes_ByProvisionAndPowerState(t *testing.T) {
 	for name, db := range map[string]*sqlstore.DB{"sqlite": openSQLite(t), "postgres": openPostgres(t)} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			for _, n := range []*baremetal.Node{
+			nodes := []*baremetal.Node{
 				{ProvisionState: "manageable", PowerState: "power off"},
 				{ProvisionState: "manageable", PowerState: "power off"},
-				{ProvisionState: "manageable", PowerState: "power on"},
+				{ProvisionState: "manageable", PowerState: "power off"},
 				{ProvisionState: "enroll"},
-			} {
+			}
+			for _, n := range nodes {
 				if err := db.CreateNode(ctx, n); err != nil {
 					t.Fatal(err)
 				}
+			}
+			nodes[2].PowerState = "power on" // an update moves the count
+			if err := db.UpdateNode(ctx, nodes[2]); err != nil {
+				t.Fatal(err)
 			}
 			got, err := db.CountNodes(ctx)
 			if err != nil {

@@ -1,0 +1,6 @@
+-- The power state as a column, so that counting nodes by provision and
+-- power state (the metrics' ferro_nodes, at every scrape) reads one index
+-- instead of every node's body.
+ALTER TABLE nodes ADD COLUMN power_state TEXT NOT NULL DEFAULT '';
+UPDATE nodes SET power_state = COALESCE(json_extract(body, '$.power_state'), '');
+CREATE INDEX nodes_states ON nodes (provision_state, power_state);

@@ -199,3 +199,32 @@ func TestExposition_PromtoolAccepts(t *testing.T) {
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// BenchmarkHTTP is what the middleware adds to a request: a request served
+// by a ServeMux route directly, and through HTTP and RecordRoute.
+func BenchmarkHTTP(b *testing.B) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/nodes/{node}", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	m := New()
+	wrapped := m.HTTP(func(*http.Request) string { return "ironic" }, copyingAuth(RecordRoute(mux)))
+	bare := copyingAuth(mux)
+	for name, h := range map[string]http.Handler{"bare": bare, "metrics": wrapped} {
+		b.Run(name, func(b *testing.B) {
+			req := httptest.NewRequest("GET", "/v1/nodes/6b2e4c1a-0000-4000-8000-000000000001", nil)
+			w := httptest.NewRecorder()
+			b.ReportAllocs()
+			for b.Loop() {
+				h.ServeHTTP(w, req)
+			}
+		})
+	}
+}
+
+// BenchmarkStoreObserver is what timing one statement costs.
+func BenchmarkStoreObserver(b *testing.B) {
+	obs := New().Store()
+	for b.Loop() {
+		start := time.Now()
+		obs("exec", time.Since(start), nil)
+	}
+}

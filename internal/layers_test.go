@@ -43,7 +43,7 @@ var floorNames = []string{"vocabulary", "parts", "driver API", "drivers", "servi
 var floors = map[string]int{
 	"internal/baremetal": vocabulary, "internal/states": vocabulary, "internal/callback": vocabulary,
 	"internal/dhcpopt": vocabulary, "internal/jsonlimit": vocabulary, "internal/pyjson": vocabulary,
-	"internal/inventory": vocabulary, "internal/lldp": vocabulary, "internal/rootdevice": vocabulary,
+	"internal/inventory": vocabulary, "internal/lldp": vocabulary, "internal/rootdevice": vocabulary, "internal/hardware": vocabulary, "internal/progress": vocabulary,
 	"internal/config": vocabulary, "internal/service": vocabulary, "internal/netns": vocabulary,
 
 	"internal/store": parts, "internal/store/": parts, "internal/openstack": parts, "internal/neutron": parts,
@@ -54,13 +54,15 @@ var floors = map[string]int{
 	"internal/inspection": parts, "internal/inspection/": parts,
 
 	"internal/driver": driverAPI,
+	// Metrics count what the driver API, the store and the states name.
+	"internal/metrics": driverAPI,
 
 	"internal/driver/": drivers,
 
 	"internal/conductor": services, "internal/inspector": services, "internal/inspector/": services,
 	"internal/netboot": services, "internal/lab": services,
 
-	"internal/api/": frontEnds,
+	"internal/api/": frontEnds, "internal/web": frontEnds,
 }
 
 func floorOf(pkg string) (int, bool) {

@@ -44,7 +44,7 @@ func defaultConfig() *config.Config { return config.Defaults(configHardware()) }
 // newRegistry builds the driver registry of hardwareTypes with
 // [DEFAULT]enabled_* and default_*, and registers the implementations
 // built into this binary.
-func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, ipmiClient *bmcipmi.Client, log *slog.Logger) (*driver.Registry, error) {
+func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, ipmiClient *bmcipmi.Client, log *slog.Logger, obs *observability) (*driver.Registry, error) {
 	e := driver.Enabled{Types: cfg.Default.EnabledHardwareTypes, Interfaces: map[string][]string{}, Defaults: map[string]string{}}
 	for _, kind := range driver.Kinds {
 		e.Interfaces[kind] = cfg.Default.Enabled(kind)
@@ -88,14 +88,14 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 	if err := pxe.Register(reg, pxeOptions(cfg, images, dhcp)); err != nil {
 		return nil, err
 	}
-	registerRedfish(reg, cfg, db, images, log)
+	registerRedfish(reg, cfg, db, images, log, obs)
 	if inspectClient != nil {
 		ic := cfg.Inspector
 		o := inspect.Options{Client: inspectClient, Callback: callbackSettings(cfg),
 			AllowLoopbackCallback: ic.AllowLoopbackCallback, ExtraKernelParams: ic.ExtraKernelParams,
 			RequireManagedBoot: ic.RequireManagedBoot, PowerOff: ic.PowerOff, Agent: ic.Agent,
 			DeployRamdisk: cfg.Conductor.DeployRamdisk, PowerTimeout: seconds(cfg.Conductor.PowerStateChangeTimeout),
-			Progress: conductor.NewProgress(db, cfg.Default.Host, log)}
+			Progress: obs.progress(conductor.NewProgress(db, cfg.Default.Host, log))}
 		if cfg.Inventory.DataBackend != "none" {
 			o.Inventory = db
 		}
@@ -110,7 +110,7 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 // registerRedfish adds the redfish power, management and inspect
 // interfaces and the redfish-virtual-media boot interface, sharing one
 // Redfish client (one session per BMC).
-func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, images *deployimage.Fetcher, log *slog.Logger) {
+func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, images *deployimage.Fetcher, log *slog.Logger, obs *observability) {
 	rc := cfg.Redfish
 	client := bmcredfish.New(bmcredfish.Options{
 		ConnectionAttempts: rc.ConnectionAttempts,
@@ -118,6 +118,7 @@ func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, i
 		ConnectionRetryInterval: max(seconds(rc.ConnectionRetryInterval), time.Millisecond),
 		CacheSize:               rc.ConnectionCacheSize,
 		Log:                     log,
+		WrapTransport:           obs.redfish(),
 	})
 	o := rfdriver.Options{Client: client, AuthType: rc.AuthType, DefaultBootMode: cfg.Deploy.DefaultBootMode, Log: log}
 	reg.RegisterPower("redfish", rfdriver.NewPower(o))

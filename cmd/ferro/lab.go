@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/ferrometal/ferro/internal/lab"
+	"github.com/ferrometal/ferro/internal/progress"
 	"github.com/ferrometal/ferro/internal/ramdisk"
 )
 
@@ -75,7 +76,8 @@ func labCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	if *kernel == "" {
 		fmt.Fprintln(stdout, "ferro lab: building the deploy ramdisk (Debian's kernel, fetched once and cached)…")
-		o := ramdisk.BuildOptions{OutDir: filepath.Join(*dir, "ramdisk"), CacheDir: ramdisk.DefaultKernelCache()}
+		o := ramdisk.BuildOptions{OutDir: filepath.Join(*dir, "ramdisk"), CacheDir: ramdisk.DefaultKernelCache(),
+			Progress: progress.NewPrinter(stdout, "ferro lab: ").Func()}
 		if p := filepath.Join(filepath.Dir(exe), "ferro-agent"); isFile(p) {
 			if err := checkStatic(p); err != nil {
 				return fail(err)
@@ -93,7 +95,8 @@ func labCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	k, _ := filepath.Abs(*kernel)
 	i, _ := filepath.Abs(*initramfs)
 	l, err := lab.Up(ctx, lab.Options{Netns: *netns, Dir: *dir, Keep: *keep, Machines: *machines, MemoryMB: *memory, CPUs: *cpus,
-		Ferro: exe, VBMC: *vbmcBin, Kernel: k, Initramfs: i, Log: log, Out: stdout, Boot: *boot})
+		Ferro: exe, VBMC: *vbmcBin, Kernel: k, Initramfs: i, Log: log, Out: stdout, Boot: *boot,
+		Progress: progress.NewPrinter(stdout, "ferro lab: ").Func()})
 	if err != nil {
 		return fail(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ferrometal/ferro/internal/progress"
 	"github.com/ferrometal/ferro/internal/ramdisk"
 )
 
@@ -91,6 +92,8 @@ func ramdiskCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			o.AgentSource = ramdisk.FindSource(wd)
 		}
 	}
+	// Progress goes to stderr: stdout keeps only the result, for scripts.
+	o.Progress = progress.NewPrinter(stderr, "ferro ramdisk build: ").Func()
 	res, err := ramdisk.Build(ctx, o)
 	if err != nil {
 		fmt.Fprintln(stderr, "ferro ramdisk build:", err)

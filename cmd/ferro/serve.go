@@ -150,7 +150,8 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		return err
 	}
 	log.Info("authentication", "auth_strategy", cfg.Default.AuthStrategy, "tls", cfg.API.EnableSSLAPI)
-	db, err := sqlstore.Open(ctx, cfg.Database.Connection, sqlstore.WithLogger(log))
+	obs := newObservability(cfg, log)
+	db, err := sqlstore.Open(ctx, cfg.Database.Connection, append(obs.storeOptions(), sqlstore.WithLogger(log))...)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
@@ -181,7 +182,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		}
 		o := inspectorOptions(cfg)
 		o.Store, o.BareMetal, o.Log, o.Notify, o.Pipeline = db, bm, log, notify, &pipeline
-		o.Progress = conductor.NewProgress(db, cfg.Default.Host, log)
+		o.Progress = obs.progress(conductor.NewProgress(db, cfg.Default.Host, log))
 		o.ExclusiveStore = strings.HasPrefix(cfg.Database.Connection, "sqlite")
 		insp, err = inspector.New(o)
 		if err != nil {
@@ -215,28 +216,32 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		CommandRetryTimeout: seconds(cfg.IPMI.CommandRetryTimeout),
 		MinCommandInterval:  time.Duration(cfg.IPMI.MinCommandInterval * float64(time.Second)),
 		Log:                 log,
+		Observe:             obs.ipmi(),
 	})
 	defer ipmiClient.Close()
-	reg, err := newRegistry(cfg, db, inspectClient, ipmiClient, log)
+	reg, err := newRegistry(cfg, db, inspectClient, ipmiClient, log, obs)
 	if err != nil {
 		return err
 	}
 	co := conductorOptions(cfg)
 	co.Store, co.Registry, co.Log, co.APIOnly = db, reg, log, !has(roleConductor)
+	co.Observer = obs.conductorObserver()
 	cond = conductor.New(co)
+	obs.watch(db, cond)
 
 	// The built-in netboot runs beside the API: its HTTP boot files are on
 	// the API port unless [deploy]http_listen is set.
 	var nb *netboot.Service
 	var nbOpts netboot.Options
 	if cfg.DHCP.DHCPProvider == "builtin" {
-		progress := conductor.NewProgress(db, cfg.Default.Host, log)
+		progress := obs.progress(conductor.NewProgress(db, cfg.Default.Host, log))
 		if nbOpts, err = netbootOptions(cfg, db, progress, log); err != nil {
 			return err
 		}
 		if nb, err = netboot.New(nbOpts); err != nil {
 			return err
 		}
+		obs.watchNetboot(nb)
 	}
 
 	// Bind every socket before anything runs, so that a busy port, a
@@ -260,7 +265,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 				mux.Handle(p, inspAPI)
 			}
 		}
-		h := sec.apiHandler(mux)
+		h := sec.apiHandler(obs.mount(mux, db))
 		if nb != nil && nbOpts.HTTPListen == "" {
 			// Boot files are read by firmware and the ramdisk, which have
 			// no credentials: they are served beside the authentication.
@@ -268,6 +273,9 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 			outer.Handle(nbOpts.HTTPPrefix, nb.HTTPHandler())
 			outer.Handle("/", h)
 			h = outer
+		}
+		if h, err = obs.wrap(h, db, sec); err != nil {
+			return err
 		}
 		addr := net.JoinHostPort(cfg.API.HostIP, strconv.Itoa(cfg.API.Port))
 		srv, err := listen(addr, h, sec.tlsConfig(), listenLimits(cfg), log, "api")
@@ -278,11 +286,16 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}
 	if inspAPI != nil && cfg.Inspector.ListenPort != 0 {
 		addr := net.JoinHostPort(cfg.Inspector.ListenAddress, strconv.Itoa(cfg.Inspector.ListenPort))
-		srv, err := listen(addr, sec.inspectorHandler(inspAPI), sec.tlsConfig(), listenLimits(cfg), log, "inspector")
+		srv, err := listen(addr, obs.instrument(sec.inspectorHandler(obs.route(inspAPI))), sec.tlsConfig(), listenLimits(cfg), log, "inspector")
 		if err != nil {
 			return err
 		}
 		servers = append(servers, srv)
+	}
+	if srv, err := obs.metricsListener(sec, listenLimits(cfg)); err != nil {
+		return err
+	} else if srv != nil {
+		servers = append(servers, *srv)
 	}
 	if nb != nil {
 		if err := nb.Listen(); err != nil {

@@ -58,6 +58,9 @@ type Options struct {
 	// in the hash ring. It holds locks as "<[DEFAULT]host>-api", so that a
 	// conductor process on the same host never releases them as its own.
 	APIOnly bool
+	// Observer is told of state changes and hardware changes (metrics);
+	// nil tells nobody.
+	Observer Observer
 }
 
 // apiHostSuffix ends the lock holder name of an api-only process.
@@ -94,6 +97,9 @@ type Conductor struct {
 
 	periodicDone chan struct{}
 	stopPeriodic context.CancelFunc
+
+	observer Observer
+	counters counters
 }
 
 // New returns a conductor; call Start to recover state and run periodic tasks.
@@ -107,6 +113,10 @@ func New(o Options) *Conductor {
 		log = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	var observer Observer = noObserver{}
+	if o.Observer != nil {
+		observer = o.Observer
+	}
 	host := o.Host
 	if o.APIOnly {
 		host += apiHostSuffix
@@ -124,6 +134,7 @@ func New(o Options) *Conductor {
 		cancelWork: cancel,
 		locked:     map[string]chan struct{}{},
 		ring:       newRing(host),
+		observer:   observer,
 	}
 }
 
@@ -280,6 +291,7 @@ func (c *Conductor) takeWorker() error {
 	case c.workers <- struct{}{}:
 		return nil
 	default:
+		c.counters.workerRefusals.Add(1)
 		return fmt.Errorf("%w: all %d workers are busy", ErrNoFreeWorker, cap(c.workers))
 	}
 }

@@ -82,6 +82,8 @@ type rig struct {
 	mu    sync.Mutex
 	wait  *waitingInspect
 	block blockingPower
+	obs   *recordingObserver
+	oob   *storingInspect
 }
 
 func (r *rig) clock() time.Time {
@@ -107,18 +109,20 @@ func newRig(t *testing.T) *rig {
 	types := []driver.HardwareType{fake.HardwareType}
 	enabled := driver.EnableAll(types)
 	for _, k := range driver.Kinds {
-		enabled.Interfaces[k] = append(enabled.Interfaces[k], "waiting", "blocking")
+		enabled.Interfaces[k] = append(enabled.Interfaces[k], "waiting", "blocking", "storing")
 	}
 	reg := driver.NewRegistry(types, enabled)
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
 	r := &rig{store: db, now: time.Now().UTC(), wait: &waitingInspect{},
-		block: blockingPower{release: make(chan struct{})}}
+		block: blockingPower{release: make(chan struct{})}, obs: &recordingObserver{}}
 	reg.RegisterInspect("waiting", r.wait)
+	r.oob = &storingInspect{store: db}
+	reg.RegisterInspect("storing", r.oob)
 	reg.RegisterPower("blocking", r.block)
 	// [conductor]'s defaults, with the periodic tasks off: the tests run them.
 	r.opts = Options{Store: db, Registry: reg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock,
-		Host: "c1", Workers: 4, PowerTimeout: time.Minute, HeartbeatTimeout: time.Minute, InspectWaitTimeout: 30 * time.Minute}
+		Host: "c1", Workers: 4, PowerTimeout: time.Minute, HeartbeatTimeout: time.Minute, InspectWaitTimeout: 30 * time.Minute, Observer: r.obs}
 	r.c = New(r.opts)
 	if err := r.c.Start(ctx); err != nil {
 		t.Fatal(err)

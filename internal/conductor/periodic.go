@@ -196,6 +196,9 @@ func (c *Conductor) finishInspection(ctx context.Context, t *driver.Task, st dri
 		}
 		c.failNode(ctx, t, "clean up", msg)
 	default:
+		// Under the node's lock: the next inspection cannot store its
+		// inventory before this one was compared.
+		c.recordHardwareChanges(ctx, t.Node)
 		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
 			t.Log.Error("cannot finish inspection", "error", err)
 		}

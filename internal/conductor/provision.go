@@ -88,6 +88,7 @@ func (c *Conductor) DoProvisionAction(ctx context.Context, ident, verb string) e
 // lock goes in the same transaction, so nobody sees a node that is done but
 // still reserved.
 func (c *Conductor) transition(ctx context.Context, t *driver.Task, event, lastError string) error {
+	from := t.Node.ProvisionState
 	if err := c.fire(t.Node, event); err != nil {
 		return err
 	}
@@ -95,6 +96,7 @@ func (c *Conductor) transition(ctx context.Context, t *driver.Task, event, lastE
 	if err := c.save(ctx, t); err != nil {
 		return fmt.Errorf("save node %s: %w", t.Node.UUID, err)
 	}
+	c.observer.ProvisionStateChanged(t.Node, from)
 	if lastError != "" {
 		c.history(ctx, t.Node, event, lastError, baremetal.SeverityError)
 	}
@@ -236,6 +238,9 @@ func (c *Conductor) runInspect(ctx context.Context, t *driver.Task) {
 	case states.Manageable:
 		now := c.now().UTC()
 		t.Node.InspectionFinishedAt = &now
+		// Under the node's lock: the next inspection cannot store its
+		// inventory before this one was compared.
+		c.recordHardwareChanges(ctx, t.Node)
 		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
 			t.Log.Error("cannot finish inspection", "error", err)
 		}

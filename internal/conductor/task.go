@@ -33,9 +33,14 @@ func (c *Conductor) lockLocal(key string) bool {
 			return true
 		}
 		c.lockMu.Unlock()
+		c.counters.lockWaits.Add(1)
+		c.counters.lockWaiters.Add(1)
 		select {
 		case <-released:
+			c.counters.lockWaiters.Add(-1)
 		case <-deadline.C:
+			c.counters.lockWaiters.Add(-1)
+			c.counters.lockConflicts.Add(1)
 			return false
 		}
 	}
@@ -93,6 +98,9 @@ func (c *Conductor) lockNode(ctx context.Context, ident string) (*baremetal.Node
 	}
 	n, err := c.store.ReserveNode(ctx, id, c.host)
 	if err != nil {
+		if errors.Is(err, store.ErrNodeLocked) {
+			c.counters.lockConflicts.Add(1)
+		}
 		c.unlockLocal(id)
 		return nil, err
 	}

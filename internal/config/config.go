@@ -37,6 +37,8 @@ type Config struct {
 	IPMI            IPMI            `section:"ipmi"`
 	Redfish         Redfish         `section:"redfish"`
 	Netboot         Netboot         `section:"netboot"`
+	Metrics         Metrics         `section:"metrics"`
+	Web             Web             `section:"web"`
 	// KeystoneAuthtoken and SSL are in security.go.
 	KeystoneAuthtoken KeystoneAuthtoken `section:"keystone_authtoken"`
 	SSL               SSL               `section:"ssl"`
@@ -352,6 +354,30 @@ type DHCP struct {
 // Inventory is [inventory].
 type Inventory struct {
 	DataBackend string `ini:"data_backend"`
+	// KeepPrevious is how many previous inventories of each node are kept,
+	// to tell what changed at a re-inspection (0: none, and no changes
+	// are computed). A ferro option; Ironic keeps only the last.
+	KeepPrevious int `ini:"keep_previous"`
+}
+
+// Metrics is [metrics]: the Prometheus exposition (a ferro section).
+type Metrics struct {
+	// Enabled serves /metrics on the API port, behind its authentication.
+	Enabled bool `ini:"enabled"`
+	// Listen is host:port of a listener of its own that serves only
+	// /metrics; empty for none.
+	Listen string `ini:"listen"`
+	// ListenAuth puts the API's authentication in front of that listener
+	// too; false serves it to anyone who reaches the address (a
+	// management network a scraper sits on).
+	ListenAuth bool `ini:"listen_auth"`
+}
+
+// Web is [web]: the read-only web view under /ui/ (a ferro section).
+type Web struct {
+	Enabled bool `ini:"enabled"`
+	// PageSize is how many machines one page of the list shows.
+	PageSize int `ini:"page_size"`
 }
 
 // Hardware is what the binary's hardware types give the configuration: the
@@ -438,7 +464,9 @@ func Defaults(hw Hardware) *Config {
 		},
 		Deploy:    Deploy{DefaultBootMode: "uefi"},
 		DHCP:      DHCP{DHCPProvider: "none"},
-		Inventory: Inventory{DataBackend: "database"},
+		Inventory: Inventory{DataBackend: "database", KeepPrevious: 5},
+		Metrics:   Metrics{Enabled: true, ListenAuth: true},
+		Web:       Web{Enabled: true, PageSize: 100},
 		IPMI:      defaultIPMI(),
 		Redfish:   redfishDefaults(),
 		Netboot:   defaultNetboot(),
@@ -679,6 +707,17 @@ func (c *Config) Validate() error {
 	}
 	if c.API.MaxConnections < 1 {
 		bad("[api]max_connections must be at least 1")
+	}
+	if c.Web.PageSize < 1 || c.Web.PageSize > 1000 {
+		bad("[web]page_size must be between 1 and 1000")
+	}
+	if c.Inventory.KeepPrevious > 100 {
+		bad("[inventory]keep_previous must be at most 100")
+	}
+	if c.Metrics.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Metrics.Listen); err != nil {
+			bad("[metrics]listen %q is not host:port: %v", c.Metrics.Listen, err)
+		}
 	}
 	if c.Processing.MaxConcurrentReports < 0 {
 		bad("[processing]max_concurrent_reports must not be negative")

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/ferrometal/ferro/internal/netns"
+
+	"github.com/ferrometal/ferro/internal/progress"
 )
 
 // Options configure a lab.
@@ -44,6 +46,9 @@ type Options struct {
 	Out io.Writer
 	// Boot is how the machines boot the ramdisk (see Boots); "" is ipxe.
 	Boot string
+	// Progress hears each step of Up (network, ferro serve, ferro-vbmc and
+	// its machines, enrolment); nil for silence.
+	Progress progress.Func
 }
 
 // Boots are the lab's boot paths: the node's hardware type and boot
@@ -120,19 +125,31 @@ func Up(ctx context.Context, o Options) (l *Lab, err error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return l, fmt.Errorf("lab: %w", err)
 	}
-	if err := l.network(); err != nil {
+	step := func(name string, fn func() error) error {
+		o.Progress.Report(progress.Event{Step: name})
+		if err := fn(); err != nil {
+			return err
+		}
+		o.Progress.Report(progress.Event{Step: name, End: true})
+		return nil
+	}
+	if err := step(fmt.Sprintf("creating network namespace %s with bridge %s and %d tap(s)", o.Netns, BridgeIP+"/24", o.Machines), l.network); err != nil {
 		return l, err
 	}
 	l.client = l.httpClient()
-	if err := l.startFerro(ctx); err != nil {
+	if err := step("starting ferro serve with the built-in DHCP/TFTP/HTTP netboot", func() error { return l.startFerro(ctx) }); err != nil {
 		return l, err
 	}
-	ready, err := l.startVBMC(ctx)
-	if err != nil {
+	var ready *vbmcReady
+	if err := step(fmt.Sprintf("starting ferro-vbmc with %d QEMU machine(s) (%d CPU, %d MiB each)", o.Machines, o.CPUs, o.MemoryMB), func() (err error) {
+		ready, err = l.startVBMC(ctx)
+		return err
+	}); err != nil {
 		return l, err
 	}
 	l.startLLDPD()
-	if err := l.enroll(ctx, ready); err != nil {
+	if err := step(fmt.Sprintf("enrolling the machine(s) as %s nodes with %s boot and making them manageable", Boots[o.Boot].Driver, Boots[o.Boot].BootInterface),
+		func() error { return l.enroll(ctx, ready) }); err != nil {
 		return l, err
 	}
 	return l, nil

@@ -199,6 +199,9 @@ func (s *Service) RouterAdvertisements() uint64 {
 // TFTP is the TFTP server (for its Stats), nil when TFTPPort is 0.
 func (s *Service) TFTP() *tftp.Server { return s.tftp }
 
+// HTTP is the HTTP boot file handler (for its Stats).
+func (s *Service) HTTP() *httpboot.Handler { return s.http }
+
 // DHCP is the DHCP server (for its Stats and Release).
 func (s *Service) DHCP() *dhcp.Server { return s.dhcp }
 

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/ferrometal/ferro/internal/progress"
 )
 
 // Output file names in the output directory.
@@ -36,6 +38,9 @@ type BuildOptions struct {
 	// ISO also writes OutDir/ISOFile (BuildISO) booting with ISOCmdline.
 	ISO        bool
 	ISOCmdline string
+	// Progress hears what Build does (fetching, building, writing); nil for
+	// silence.
+	Progress progress.Func
 }
 
 // DefaultISOCmdline is the ISO's kernel command line when none is given:
@@ -67,7 +72,7 @@ func Build(ctx context.Context, o BuildOptions) (*Result, error) {
 	k := o.Kernel
 	if k == nil {
 		var err error
-		if k, err = FetchDebianKernel(ctx, o.CacheDir, o.KernelVersion); err != nil {
+		if k, err = fetchDebianKernel(ctx, o.CacheDir, o.KernelVersion, o.Progress); err != nil {
 			return nil, err
 		}
 	}
@@ -79,9 +84,12 @@ func Build(ctx context.Context, o BuildOptions) (*Result, error) {
 		}
 		defer os.RemoveAll(tmp)
 		agent = filepath.Join(tmp, "ferro-agent")
+		step := "building ferro-agent (go build)"
+		o.Progress.Report(progress.Event{Step: step})
 		if err := BuildAgent(ctx, o.AgentSource, agent); err != nil {
 			return nil, err
 		}
+		o.Progress.Report(progress.Event{Step: step, End: true})
 	}
 	fi, err := os.Stat(agent)
 	if err != nil {
@@ -101,10 +109,13 @@ func Build(ctx context.Context, o BuildOptions) (*Result, error) {
 	} else if len(o.Modules)+len(o.ExtraModules) > 0 {
 		return nil, errors.New("ramdisk: modules asked for but the kernel's module directory is unknown")
 	}
+	step := "writing the initramfs (ferro-agent and the kernel modules it needs)"
+	o.Progress.Report(progress.Event{Step: step})
 	man, err := writeAtomic(res.Initramfs, func(w *os.File) (Manifest, error) { return WriteInitramfs(w, iopts) })
 	if err != nil {
 		return nil, err
 	}
+	o.Progress.Report(progress.Event{Step: step, Done: man.Bytes, End: true})
 	res.InitramfsBytes, res.Modules = man.Bytes, man.Modules
 	if res.KernelBytes, err = copyAtomic(k.Image, res.Kernel); err != nil {
 		return nil, err
@@ -115,12 +126,14 @@ func Build(ctx context.Context, o BuildOptions) (*Result, error) {
 		if cmdline == "" {
 			cmdline = DefaultISOCmdline
 		}
+		o.Progress.Report(progress.Event{Step: "writing the ISO"})
 		if err := BuildISO(ctx, res.ISO, ISOOptions{Kernel: res.Kernel, Initramfs: res.Initramfs, Cmdline: cmdline}); err != nil {
 			return nil, fmt.Errorf("ramdisk: ISO: %w", err)
 		}
 		if fi, err := os.Stat(res.ISO); err == nil {
 			res.ISOBytes = fi.Size()
 		}
+		o.Progress.Report(progress.Event{Step: "writing the ISO", Done: res.ISOBytes, End: true})
 	}
 	return res, nil
 }

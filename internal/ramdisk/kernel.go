@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/ferrometal/ferro/internal/progress"
 )
 
 // Kernel is a kernel image and its module tree.
@@ -44,12 +49,21 @@ var debVersionRe = regexp.MustCompile(`^[0-9][0-9A-Za-z.+~-]*$`)
 // this process or others (test packages run in parallel), fetch it once:
 // the others wait for the first.
 func FetchDebianKernel(ctx context.Context, cacheDir, version string) (*Kernel, error) {
+	return fetchDebianKernel(ctx, cacheDir, version, nil)
+}
+
+// fetchDebianKernel is FetchDebianKernel telling report what it does: the
+// download with its bytes (the .deb's size from apt-cache), the unpacking.
+func fetchDebianKernel(ctx context.Context, cacheDir, version string, report progress.Func) (*Kernel, error) {
 	if version == "" {
+		step := "finding the kernel " + DebianMetaPackage + " depends on (apt-cache)"
+		report.Report(progress.Event{Step: step})
 		v, err := debianKernelVersion(ctx)
 		if err != nil {
 			return nil, err
 		}
 		version = v
+		report.Report(progress.Event{Step: step, End: true})
 	}
 	if !debVersionRe.MatchString(version) {
 		return nil, fmt.Errorf("kernel version %q: not a Debian kernel version", version)
@@ -64,7 +78,9 @@ func FetchDebianKernel(ctx context.Context, cacheDir, version string) (*Kernel, 
 		_, err := os.Stat(filepath.Join(dir, ".complete"))
 		return err == nil
 	}
+	pkg := "linux-image-" + version
 	if complete() {
+		report.Report(progress.Event{Step: "using the cached " + pkg, End: true})
 		return k, nil
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
@@ -76,6 +92,7 @@ func FetchDebianKernel(ctx context.Context, cacheDir, version string) (*Kernel, 
 	}
 	defer unlock()
 	if complete() { // fetched while this call waited
+		report.Report(progress.Event{Step: "using the cached " + pkg, End: true})
 		return k, nil
 	}
 	tmp, err := os.MkdirTemp(cacheDir, ".fetch-")
@@ -83,10 +100,20 @@ func FetchDebianKernel(ctx context.Context, cacheDir, version string) (*Kernel, 
 		return nil, fmt.Errorf("kernel cache: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	pkg := "linux-image-" + version
-	if err := run(ctx, tmp, "apt-get", "download", pkg); err != nil {
+	step := "downloading " + pkg + " (apt-get download)"
+	var total, done int64
+	stopWatch := func() int64 { return 0 }
+	if report != nil {
+		total = debSize(ctx, pkg)
+		stopWatch = watchBytes(tmp, func(done int64) { report.Report(progress.Event{Step: step, Done: done, Total: total}) })
+	}
+	err = run(ctx, tmp, "apt-get", "download", pkg)
+	done = stopWatch()
+	if err != nil {
 		return nil, fmt.Errorf("download %s: %w", pkg, err)
 	}
+	report.Report(progress.Event{Step: step, Done: done, Total: max(total, done), End: true})
+	report.Report(progress.Event{Step: "unpacking " + pkg})
 	debs, _ := filepath.Glob(filepath.Join(tmp, pkg+"_*.deb"))
 	if len(debs) != 1 {
 		return nil, fmt.Errorf("download %s: expected one .deb, found %d", pkg, len(debs))
@@ -97,6 +124,7 @@ func FetchDebianKernel(ctx context.Context, cacheDir, version string) (*Kernel, 
 	if err := os.Remove(debs[0]); err != nil {
 		return nil, fmt.Errorf("kernel cache: %w", err)
 	}
+	report.Report(progress.Event{Step: "unpacking " + pkg, End: true})
 	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
 		return nil, fmt.Errorf("kernel cache: %w", err)
 	}
@@ -174,6 +202,54 @@ func KernelFromPath(image, modulesDir string) (*Kernel, error) {
 		}
 	}
 	return k, nil
+}
+
+// debSize is the size of pkg's .deb as apt-cache knows it, 0 when it cannot tell.
+func debSize(ctx context.Context, pkg string) int64 {
+	out, err := exec.CommandContext(ctx, "apt-cache", "show", "--no-all-versions", pkg).Output()
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(out)) {
+		if v, ok := strings.CutPrefix(line, "Size:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// watchBytes calls f every half second with the bytes of the files under
+// dir (what a download has written so far) until the returned stop, which
+// returns the last count.
+func watchBytes(dir string, f func(int64)) (stop func() int64) {
+	quit, finished := make(chan struct{}), make(chan int64)
+	count := func() int64 {
+		var n int64
+		filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				if fi, err := d.Info(); err == nil {
+					n += fi.Size()
+				}
+			}
+			return nil
+		})
+		return n
+	}
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				finished <- count()
+				return
+			case <-t.C:
+				f(count())
+			}
+		}
+	}()
+	return func() int64 { close(quit); return <-finished }
 }
 
 func run(ctx context.Context, dir, name string, args ...string) error {

@@ -110,6 +110,9 @@ type Store interface {
 	// Inventory stored after inspection.
 	SaveInventory(ctx context.Context, inv *baremetal.Inventory) error
 	GetInventory(ctx context.Context, nodeUUID string) (*baremetal.Inventory, error)
+	// ListInventoryHistory returns the inventories SaveInventory replaced,
+	// newest first, as many as the store keeps.
+	ListInventoryHistory(ctx context.Context, nodeUUID string) ([]*InventoryRecord, error)
 
 	// Conductors register and heartbeat; a conductor whose heartbeat is
 	// older than a timeout is dead and its nodes are taken over.
@@ -160,6 +163,13 @@ type Store interface {
 	DeleteLease(ctx context.Context, mac string) error
 }
 
+// InventoryRecord is a previous inventory of a node and when it was
+// stored (zero when unknown: stored before ferro kept the time).
+type InventoryRecord struct {
+	baremetal.Inventory
+	SavedAt time.Time
+}
+
 // Lease is an IPv4 address the built-in DHCP server gave a node's port.
 // MAC is lower case aa:bb:cc:dd:ee:ff.
 type Lease struct {
@@ -199,6 +209,11 @@ type NodeFilter struct {
 	Shard          []string
 	// ReservedBy selects nodes whose reservation is this holder.
 	ReservedBy string
+	// Search selects nodes whose name or UUID contains it, ignoring case
+	// (the web view's search box).
+	Search string
+	// Project selects nodes this project owns or leases.
+	Project string
 }
 
 // PortFilter selects ports.
@@ -298,4 +313,11 @@ type Rule struct {
 	Scope       string
 	Body        []byte // the whole rule as JSON: conditions, actions, …
 	CreatedAt   time.Time
+}
+
+// NodeCount is how many nodes are in one provision state and power state.
+type NodeCount struct {
+	ProvisionState string
+	PowerState     string
+	Count          int
 }

@@ -44,6 +44,10 @@ type Options struct {
 	// resends within it). Default 2 s.
 	ExchangeTimeout time.Duration
 	Log             *slog.Logger
+	// Observe, when set, is told of every operation once it ended: its
+	// step ("power status", "set boot device"), how long it took with
+	// its retries, and its error (metrics).
+	Observe func(op string, d time.Duration, err error)
 }
 
 // Defaults, as Ironic's [ipmi] options.
@@ -227,7 +231,10 @@ func (c *Client) release(b *bmc) {
 
 // do runs op against t's BMC as one operation, retrying failures other than
 // authentication and definite BMC answers until CommandRetryTimeout.
-func (c *Client) do(ctx context.Context, t Target, step string, op func(context.Context, *client.Client) error) error {
+func (c *Client) do(ctx context.Context, t Target, step string, op func(context.Context, *client.Client) error) (err error) {
+	if c.o.Observe != nil {
+		defer func(start time.Time) { c.o.Observe(step, time.Since(start), err) }(time.Now())
+	}
 	b, err := c.bmc(t)
 	if err != nil {
 		return &Error{BMC: t.String(), Step: step, Err: err}

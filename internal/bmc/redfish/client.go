@@ -45,6 +45,9 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Log receives retries and session renewals; never secrets.
 	Log *slog.Logger
+	// WrapTransport, when set, wraps every BMC connection's HTTP
+	// transport (metrics count and time the requests there).
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // Defaults, as Ironic's [redfish] options.
@@ -307,7 +310,11 @@ func (c *Client) httpClient(ep Endpoint, st *stats) (*http.Client, error) {
 		tlsCfg.RootCAs = pool
 	}
 	tr.TLSClientConfig = tlsCfg
-	return &http.Client{Transport: tolerantTransport{next: tr, st: st}, Timeout: c.opts.RequestTimeout}, nil
+	var rt http.RoundTripper = tr
+	if c.opts.WrapTransport != nil {
+		rt = c.opts.WrapTransport(rt)
+	}
+	return &http.Client{Transport: tolerantTransport{next: rt, st: st}, Timeout: c.opts.RequestTimeout}, nil
 }
 
 // caPool reads a CA bundle file, or every file of a directory of them.

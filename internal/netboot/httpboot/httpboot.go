@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 
 	"github.com/ferrometal/ferro/internal/netboot/bootfs"
 )
@@ -24,6 +25,16 @@ type Handler struct {
 	// (bootfs.Root.Owner); nil lets every client read them.
 	Access bootfs.Access
 	Log    *slog.Logger
+
+	served, refused, bytes atomic.Uint64
+}
+
+// Stats count the files served (and their bytes) and the requests refused.
+type Stats struct{ Served, Refused, Bytes uint64 }
+
+// Stats returns the counts so far.
+func (h *Handler) Stats() Stats {
+	return Stats{Served: h.served.Load(), Refused: h.refused.Load(), Bytes: h.bytes.Load()}
 }
 
 type statusWriter struct {
@@ -64,6 +75,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f, fi, err := h.Root.OpenFile(name)
 	if err != nil {
 		log.Info("http boot: request refused", "path", r.URL.Path, "remote", r.RemoteAddr, "error", err)
+		h.refused.Add(1)
 		http.NotFound(w, r)
 		return
 	}
@@ -77,6 +89,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil || !ok {
 			log.Warn("http boot: a node's boot file refused to an address not leased to the node",
 				"path", r.URL.Path, "remote", r.RemoteAddr, "node", node, "error", err)
+			h.refused.Add(1)
 			http.Error(w, "forbidden", http.StatusForbidden)
 			return
 		}
@@ -86,6 +99,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet || (sw.status != http.StatusOK && sw.status != http.StatusPartialContent) {
 		return
 	}
+	h.served.Add(1)
+	h.bytes.Add(uint64(sw.bytes))
 	if uuid, phase := h.Root.Classify(name); uuid != "" && h.Events != nil {
 		h.Events.Record(context.WithoutCancel(r.Context()), uuid, phase,
 			fmt.Sprintf("http %s to %s (%d bytes)", name, r.RemoteAddr, sw.bytes))

@@ -79,8 +79,9 @@ type Stats struct {
 	// Served transfers ended with the last block acknowledged; Refused
 	// were answered with an error (missing, outside the root, not this
 	// client's, busy, write); Failed ended early (client error, no answer,
-	// transfer timeout). Retransmits counts windows sent again.
-	Served, Refused, Failed, Retransmits uint64
+	// transfer timeout). Retransmits counts windows sent again. Busy are
+	// the refusals for MaxTransfers, Bytes the size of the files served.
+	Served, Refused, Failed, Retransmits, Busy, Bytes uint64
 }
 
 // Server serves one boot root.
@@ -94,7 +95,7 @@ type Server struct {
 	sem       chan struct{}
 	wg        sync.WaitGroup
 
-	served, refused, failed, retransmits atomic.Uint64
+	served, refused, failed, retransmits, busy, bytes atomic.Uint64
 }
 
 // New returns a server; Listen then Serve starts it.
@@ -187,7 +188,8 @@ func (s *Server) MaxBlockSize() int { return s.maxBlock }
 
 // Stats returns the counters.
 func (s *Server) Stats() Stats {
-	return Stats{Served: s.served.Load(), Refused: s.refused.Load(), Failed: s.failed.Load(), Retransmits: s.retransmits.Load()}
+	return Stats{Served: s.served.Load(), Refused: s.refused.Load(), Failed: s.failed.Load(), Retransmits: s.retransmits.Load(),
+		Busy: s.busy.Load(), Bytes: s.bytes.Load()}
 }
 
 // Serve serves until ctx ends, then waits for the transfers to stop.
@@ -268,6 +270,7 @@ func (s *Server) start(ctx context.Context, b []byte, peer netip.AddrPort) {
 	case s.sem <- struct{}{}:
 	default:
 		s.refused.Add(1)
+		s.busy.Add(1)
 		s.o.Log.Warn("tftp: too many transfers, request refused", "file", req.filename, "remote", peer.String(),
 			"max_transfers", s.o.MaxTransfers)
 		s.reply(peer, errorPacket(errNotDefined, "server busy"))

@@ -260,8 +260,8 @@ func TestServe_FilesOfEverySizeToIndependentClients(t *testing.T) {
 			t.Errorf("negotiation log has no %q", want)
 		}
 	}
-	if st := f.srv.Stats(); st.Failed != 0 || st.Refused != 0 {
-		t.Errorf("stats %+v, want no failure", st)
+	if st := f.srv.Stats(); st.Failed != 0 || st.Refused != 0 || st.Bytes == 0 {
+		t.Errorf("stats %+v, want no failure and the bytes served", st)
 	}
 }
 
@@ -526,7 +526,7 @@ func TestServe_GivesUpAndBoundsTransfers(t *testing.T) {
 	if data != 3 {
 		t.Errorf("block 1 was sent %d times, want 1 + 2 retries", data)
 	}
-	if st := f.srv.Stats(); st.Failed != 1 || st.Refused != 1 || st.Retransmits != 2 {
+	if st := f.srv.Stats(); st.Failed != 1 || st.Refused != 1 || st.Busy != 1 || st.Retransmits != 2 {
 		t.Errorf("stats %+v, want 1 failed, 1 refused, 2 retransmits", st)
 	}
 	// The slot is free again: a malformed request gets error 4, then a

@@ -146,6 +146,7 @@ func (t *transfer) run() {
 	switch {
 	case err == nil:
 		s.served.Add(1)
+		s.bytes.Add(uint64(fi.Size()))
 		t.log.Debug("tftp: sent", "bytes", fi.Size())
 		if uuid, phase := s.o.Root.Classify(name); uuid != "" && s.o.Events != nil {
 			s.o.Events.Record(context.WithoutCancel(t.ctx), uuid, phase, fmt.Sprintf("tftp %s to %s (%d bytes)", name, t.peer.Addr(), fi.Size()))

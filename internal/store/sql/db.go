@@ -46,6 +46,10 @@ type DB struct {
 	write *stdsql.DB
 	now   func() time.Time
 	log   *slog.Logger
+	// keepInventories is how many replaced inventories per node are kept.
+	keepInventories int
+	// observe is told of every statement and transaction; nil for none.
+	observe func(op string, d time.Duration, err error)
 
 	// Prepared statements by query text, per pool; nil when the driver
 	// caches statements itself.
@@ -64,9 +68,11 @@ type DB struct {
 var _ store.Store = (*DB)(nil)
 
 type options struct {
-	log          *slog.Logger
-	now          func() time.Time
-	maxOpenConns int
+	log             *slog.Logger
+	now             func() time.Time
+	maxOpenConns    int
+	keepInventories int
+	observe         func(op string, d time.Duration, err error)
 }
 
 // An Option configures Open.
@@ -84,13 +90,29 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // 16 on PostgreSQL and max(4, GOMAXPROCS) on SQLite.
 func WithMaxOpenConns(n int) Option { return func(o *options) { o.maxOpenConns = n } }
 
+// DefaultInventoryHistory is how many previous inventories per node are
+// kept without WithInventoryHistory ([inventory]keep_previous's default).
+const DefaultInventoryHistory = 5
+
+// WithInventoryHistory sets how many previous inventories of each node
+// SaveInventory keeps (0: none).
+func WithInventoryHistory(n int) Option { return func(o *options) { o.keepInventories = max(n, 0) } }
+
+// WithObserver has every statement and transaction timed: fn gets the
+// operation ("exec", "query" — until its first row —, "query_row",
+// "transaction"), how long it took and its error (sql.ErrNoRows is none).
+// It must be quick; it runs on the caller's goroutine.
+func WithObserver(fn func(op string, d time.Duration, err error)) Option {
+	return func(o *options) { o.observe = fn }
+}
+
 // Open connects to the database named by connection, a [database]connection
 // URL, and migrates its schema to the current version:
 //
 //	sqlite:///var/lib/ferro/ferro.db
 //	postgresql://ferro:secret@db.example.com/ferro?sslmode=verify-full
 func Open(ctx context.Context, connection string, opts ...Option) (*DB, error) {
-	o := options{log: slog.New(slog.DiscardHandler), now: time.Now}
+	o := options{log: slog.New(slog.DiscardHandler), now: time.Now, keepInventories: DefaultInventoryHistory}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -98,7 +120,7 @@ func Open(ctx context.Context, connection string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{d: d, now: o.now, log: o.log}
+	db := &DB{d: d, now: o.now, log: o.log, keepInventories: o.keepInventories, observe: o.observe}
 	switch d {
 	case sqliteDialect:
 		if db.write, err = stdsql.Open(d.driver, sqliteDSN(dsn, false)); err != nil {
@@ -192,9 +214,12 @@ func (db *DB) Close() error {
 // PostgreSQL transactions are READ COMMITTED; on SQLite they are serialised.
 // After a failed statement fn should give up and return the error: a
 // PostgreSQL transaction cannot go on after one.
-func (db *DB) InTx(ctx context.Context, fn func(store.Store) error) error {
+func (db *DB) InTx(ctx context.Context, fn func(store.Store) error) (err error) {
 	if db.tx != nil {
 		return fn(db)
+	}
+	if db.observe != nil {
+		defer db.observed("transaction", time.Now(), &err)
 	}
 	if db.writer != nil {
 		err := db.writer.inTx(ctx, func(tx *stdsql.Tx) error {
@@ -253,7 +278,10 @@ func normTimePtr(t *time.Time) *time.Time {
 // the writer (SQLite) or the pool (PostgreSQL); inside InTx everything goes
 // through the transaction.
 
-func (db *DB) exec(ctx context.Context, q string, args ...any) (stdsql.Result, error) {
+func (db *DB) exec(ctx context.Context, q string, args ...any) (_ stdsql.Result, err error) {
+	if db.observe != nil {
+		defer db.observed("exec", time.Now(), &err)
+	}
 	if db.writer != nil && db.tx == nil {
 		n, err := db.writer.exec(ctx, q, args)
 		return rowsAffected(n), err
@@ -273,10 +301,34 @@ func (db *DB) exec(ctx context.Context, q string, args ...any) (stdsql.Result, e
 // writeRow runs a write that returns one row (INSERT/UPDATE … RETURNING)
 // when its result is scanned.
 func (db *DB) writeRow(ctx context.Context, q string, args ...any) scanner {
+	var s scanner
 	if db.writer != nil && db.tx == nil {
-		return scanFunc(func(dest ...any) error { return db.writer.queryRow(ctx, q, args, dest) })
+		s = scanFunc(func(dest ...any) error { return db.writer.queryRow(ctx, q, args, dest) })
+	} else {
+		s = db.row(ctx, db.writeStmts, db.write, q, args)
 	}
-	return db.row(ctx, db.writeStmts, db.write, q, args)
+	return db.observedScan("exec", s)
+}
+
+// observedScan times a one-row statement from now to the end of its Scan.
+func (db *DB) observedScan(op string, s scanner) scanner {
+	if db.observe == nil {
+		return s
+	}
+	start := time.Now()
+	return scanFunc(func(dest ...any) (err error) {
+		defer db.observed(op, start, &err)
+		return s.Scan(dest...)
+	})
+}
+
+// observed reports an operation that started at start and ended now.
+func (db *DB) observed(op string, start time.Time, errp *error) {
+	err := *errp
+	if errors.Is(err, stdsql.ErrNoRows) {
+		err = nil
+	}
+	db.observe(op, time.Since(start), err)
 }
 
 // scanFunc is a scanner that runs its query when scanned.
@@ -298,17 +350,20 @@ func (n rowsAffected) RowsAffected() (int64, error) { return int64(n), nil }
 // context costs two goroutines per statement (database/sql's and the
 // driver's cancellation watchers), a fifth of the CPU of a GET of one node.
 // A request that is already cancelled still fails at once.
-func (db *DB) queryRow(ctx context.Context, q string, args ...any) *rowScanner {
+func (db *DB) queryRow(ctx context.Context, q string, args ...any) scanner {
 	if db.tx == nil {
 		if err := ctx.Err(); err != nil {
 			return &rowScanner{err: err}
 		}
 		ctx = context.WithoutCancel(ctx)
 	}
-	return db.row(ctx, db.readStmts, db.read, q, args)
+	return db.observedScan("query_row", db.row(ctx, db.readStmts, db.read, q, args))
 }
 
-func (db *DB) query(ctx context.Context, q string, args ...any) (*stdsql.Rows, error) {
+func (db *DB) query(ctx context.Context, q string, args ...any) (_ *stdsql.Rows, err error) {
+	if db.observe != nil {
+		defer db.observed("query", time.Now(), &err)
+	}
 	cache := db.readStmts
 	if db.tx != nil {
 		cache = db.writeStmts

@@ -6,6 +6,7 @@ import (
 	stdsql "database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/google/uuid"
@@ -125,11 +126,11 @@ func (db *DB) CreateNode(ctx context.Context, n *baremetal.Node) error {
 	}
 	_, err = db.exec(ctx, `INSERT INTO nodes (uuid, name, provision_state, driver, maintenance,
 	instance_uuid, resource_class, conductor_group, fault, owner, lessee, retired, shard,
-	reservation, created_at, updated_at, body)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+	reservation, created_at, updated_at, body, power_state)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		n.UUID, nullString(n.Name), n.ProvisionState, n.Driver, n.Maintenance,
 		nullString(n.InstanceUUID), n.ResourceClass, n.ConductorGroup, n.Fault, n.Owner, n.Lessee, n.Retired, n.Shard,
-		nullString(n.Reservation), db.d.timeArg(n.CreatedAt), db.d.nullTimeArg(n.UpdatedAt), body)
+		nullString(n.Reservation), db.d.timeArg(n.CreatedAt), db.d.nullTimeArg(n.UpdatedAt), body, n.PowerState)
 	if err != nil {
 		return db.writeError(err, "node", nodeValues(n), "")
 	}
@@ -180,8 +181,19 @@ func (db *DB) ListNodes(ctx context.Context, f store.NodeFilter) ([]*baremetal.N
 	q.boolean("retired", f.Retired)
 	q.in("shard", f.Shard)
 	q.eq("reservation", f.ReservedBy)
+	if f.Search != "" {
+		pat := "%" + likeEscaper.Replace(strings.ToLower(f.Search)) + "%"
+		q.cond("(LOWER(COALESCE(name, '')) LIKE " + q.arg(pat) + " ESCAPE '\\' OR uuid LIKE " + q.arg(pat) + " ESCAPE '\\')")
+	}
+	if f.Project != "" {
+		q.cond("(owner = " + q.arg(f.Project) + " OR lessee = " + q.arg(f.Project) + ")")
+	}
 	return list(ctx, q, f.Page, nodeType)
 }
+
+// likeEscaper escapes LIKE's wildcards (and its escape character) in a
+// search string.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 
 // UpdateNode writes every field of n but Reservation and CreatedAt, and
 // sets n.UpdatedAt, if the node's reservation is n.Reservation: the lock
@@ -198,12 +210,12 @@ func (db *DB) UpdateNode(ctx context.Context, n *baremetal.Node) error {
 	var reservation stdsql.NullString
 	err = db.writeRow(ctx, `UPDATE nodes SET name = $2, provision_state = $3, driver = $4,
 	maintenance = $5, instance_uuid = $6, resource_class = $7, conductor_group = $8, fault = $9,
-	owner = $10, lessee = $11, retired = $12, shard = $13, updated_at = $14, body = $15
+	owner = $10, lessee = $11, retired = $12, shard = $13, updated_at = $14, body = $15, power_state = $17
 WHERE uuid = $1 AND reservation IS NOT DISTINCT FROM $16
 RETURNING reservation, created_at`,
 		n.UUID, nullString(n.Name), n.ProvisionState, n.Driver,
 		n.Maintenance, nullString(n.InstanceUUID), n.ResourceClass, n.ConductorGroup, n.Fault,
-		n.Owner, n.Lessee, n.Retired, n.Shard, db.d.timeArg(now), body, nullString(n.Reservation),
+		n.Owner, n.Lessee, n.Retired, n.Shard, db.d.timeArg(now), body, nullString(n.Reservation), n.PowerState,
 	).Scan(&reservation, timeScanner{&n.CreatedAt})
 	if errors.Is(err, stdsql.ErrNoRows) {
 		var current stdsql.NullString

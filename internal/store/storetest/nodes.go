@@ -26,6 +26,7 @@ var nodeTests = []test{
 	{"GetPrefersUUIDOverName", testNodeGetPrefersUUID},
 	{"DeleteCascades", testNodeDeleteCascades},
 	{"ListFilters", testNodeListFilters},
+	{"ListSearchAndProject", testNodeListSearchProject},
 	{"ListSortsAndPages", testNodeListPaging},
 	{"ListRejectsBadPage", testNodeListBadPage},
 }
@@ -559,5 +560,45 @@ func testNodeListBadPage(t *testing.T, s store.Store) {
 	// Upper case works too.
 	if _, err := s.ListNodes(ctx, store.NodeFilter{Page: store.Page{SortKey: "name", SortDir: "DESC"}}); err != nil {
 		t.Errorf("sort direction DESC: %v", err)
+	}
+}
+
+func testNodeListSearchProject(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := newNode("Rack1-Node_7")
+	a.Owner = "p1"
+	b := newNode("rack1-node17")
+	b.Lessee = "p1"
+	c := newNode("other%")
+	createNode(t, s, a)
+	createNode(t, s, b)
+	createNode(t, s, c)
+	names := func(f store.NodeFilter) []string {
+		t.Helper()
+		nodes, err := s.ListNodes(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, n := range nodes {
+			out = append(out, n.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tc := range []struct {
+		f    store.NodeFilter
+		want []string
+	}{
+		{store.NodeFilter{Search: "RACK1"}, []string{"Rack1-Node_7", "rack1-node17"}},
+		{store.NodeFilter{Search: "node_7"}, []string{"Rack1-Node_7"}}, // _ is no wildcard
+		{store.NodeFilter{Search: "%"}, []string{"other%"}},
+		{store.NodeFilter{Search: a.UUID[:8]}, []string{"Rack1-Node_7"}},
+		{store.NodeFilter{Project: "p1"}, []string{"Rack1-Node_7", "rack1-node17"}},
+		{store.NodeFilter{Project: "p1", Search: "node17"}, []string{"rack1-node17"}},
+	} {
+		if diff := gocmp.Diff(tc.want, names(tc.f)); diff != "" {
+			t.Errorf("ListNodes(%+v) (-want +got):\n%s", tc.f, diff)
+		}
 	}
 }

@@ -2,8 +2,10 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -25,6 +27,7 @@ var historyTests = []test{
 
 var inventoryTests = []test{
 	{"SaveReplacesAndKeepsNumbers", testInventory},
+	{"HistoryKeepsTheNewestPrevious", testInventoryHistory},
 }
 
 var conductorTests = []test{
@@ -573,5 +576,61 @@ func testIntrospectionLookup(t *testing.T, s store.Store) {
 				t.Errorf("%s: lookup of %s: mismatch (-want +got):\n%s", step.name, mac, diff)
 			}
 		}
+	}
+}
+
+// keptInventories is the store's default history length
+// (sql.DefaultInventoryHistory): the suite opens stores without options.
+const keptInventories = 5
+
+func testInventoryHistory(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	n := createNode(t, s, newNode("n"))
+	other := createNode(t, s, newNode("other"))
+	if h, err := s.ListInventoryHistory(ctx, n.UUID); err != nil || len(h) != 0 {
+		t.Fatalf("history of a node never inspected = %v, %v; want none", h, err)
+	}
+	save := func(node string, i int) {
+		t.Helper()
+		inv := &baremetal.Inventory{NodeUUID: node, Inventory: baremetal.JSON{"cpu": map[string]any{"count": json.Number(strconv.Itoa(i))}},
+			PluginData: baremetal.JSON{"n": json.Number(strconv.Itoa(i))}}
+		if err := s.SaveInventory(ctx, inv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const saves = keptInventories + 3
+	for i := 1; i <= saves; i++ {
+		save(n.UUID, i)
+		if i == 1 {
+			save(other.UUID, 100)
+		}
+	}
+	h, err := s.ListInventoryHistory(ctx, n.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range h {
+		got = append(got, fmt.Sprint(r.Inventory.Inventory["cpu"].(map[string]any)["count"], "/", r.PluginData["n"]))
+		if r.SavedAt.IsZero() || r.NodeUUID != n.UUID {
+			t.Errorf("history record %+v: want its node and when it was saved", r)
+		}
+	}
+	// The current inventory is saves; the history holds the ones before it, newest first.
+	var want []string
+	for i := saves - 1; i > saves-1-keptInventories; i-- {
+		want = append(want, fmt.Sprint(i, "/", i))
+	}
+	if diff := gocmp.Diff(want, got); diff != "" {
+		t.Errorf("inventory history (-want +got):\n%s", diff)
+	}
+	if h, _ := s.ListInventoryHistory(ctx, other.UUID); len(h) != 0 {
+		t.Errorf("another node's history = %d records, want none (it was saved once)", len(h))
+	}
+	if err := s.DeleteNode(ctx, n.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := s.ListInventoryHistory(ctx, n.UUID); err != nil || len(h) != 0 {
+		t.Errorf("history of a deleted node = %d records, %v; want none", len(h), err)
 	}
 }

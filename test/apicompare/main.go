@@ -54,6 +54,14 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: apicompare -a FERRO_BEFORE -b FERRO_AFTER [-out DIR] [-show N] [-only REGEXP]")
 		return 2
 	}
+	for _, bin := range []*string{binA, binB} {
+		abs, err := filepath.Abs(*bin)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		*bin = abs // the servers run in their data directories
+	}
 	var filter *regexp.Regexp
 	if *only != "" {
 		var err error

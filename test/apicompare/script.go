@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -164,6 +165,7 @@ func buildScript() []step {
 	s.methods()
 	s.jsonSuffix()
 	s.badCreates()
+	s.precedence()
 	s.patches()
 	s.nodeActions()
 	s.powerVerbs()
@@ -919,6 +921,63 @@ func (s *script) badCreates() {
 			capture: map[string]func(answer) string{"new": jsonField("uuid")}})
 		s.get(c.path+"/{new}", "latest")
 		s.do("DELETE", c.path+"/{new}", "latest", "")
+	}
+}
+
+// precedence sends requests with two faults: which error answers is the
+// order a resource checks in.
+func (s *script) precedence() {
+	for _, p := range listPaths {
+		for _, q := range []string{"sort_key=bogus&fields=bogus", "sort_key=owner&fields=bogus", "sort_key=name&fields=owner",
+			"sort_key=extra&fields=bogus", "sort_key=bogus&limit=0", "fields=bogus&marker=bogus", "sort_key=bogus&marker=" + scratchID(1),
+			"fields=bogus&detail=true", "sort_dir=up&sort_key=bogus", "limit=x&sort_dir=up", "fields=owner&sort_key=lessee",
+			"fields=bogus&node=nope", "sort_key=bogus&node=nope", "owner=x&node=nope", "node=nope&resource_class=x&fields=bogus"} {
+			s.get(p+"?"+q, "1.1", "1.20", "1.52", "1.59", "latest")
+		}
+	}
+	for _, p := range []string{"/v1/allocations/" + scratchID(1), "/v1/allocations/bad!", "/v1/nodes/" + scratchID(1),
+		"/v1/nodes/bad!", "/v1/ports/" + scratchID(1), "/v1/portgroups/bad!", "/v1/chassis/bogus", "/v1/deploy_templates/" + scratchID(1)} {
+		s.get(p+"?fields=bogus", "1.1", "1.7", "latest")
+		s.get(p+"?fields=uuid&bogus=1", "latest")
+	}
+	s.get("/v1/nodes/"+n1+"/allocation?fields=bogus", "latest")
+	// A port's or portgroup's error names one unknown member of several
+	// at random: those bodies have one (known lists them).
+	portKnown := []string{"uuid", "address", "node_uuid", "portgroup_uuid", "extra", "pxe_enabled",
+		"local_link_connection", "physical_network", "is_smartnic"}
+	pgKnown := []string{"uuid", "name", "address", "node_uuid", "extra", "standalone_ports_supported", "mode", "properties"}
+	for _, c := range []struct {
+		path  string
+		valid obj
+		known []string
+	}{
+		{"/v1/chassis", obj{"uuid": scratchID(500)}, nil},
+		{"/v1/ports", obj{"uuid": scratchID(500), "node_uuid": n2, "address": "52:54:00:dd:00:01"}, portKnown},
+		{"/v1/portgroups", obj{"uuid": scratchID(500), "node_uuid": n2}, pgKnown},
+		{"/v1/volume/connectors", obj{"uuid": scratchID(500), "node_uuid": n2, "type": "iqn", "connector_id": "p"}, nil},
+		{"/v1/deploy_templates", obj{"uuid": scratchID(500), "name": "CUSTOM_P", "steps": []any{}}, nil},
+		{"/v1/allocations", obj{"uuid": scratchID(500), "resource_class": "x"}, nil},
+		{"/v1/nodes", obj{"uuid": scratchID(500), "driver": "fake-hardware"}, nil},
+	} {
+		for _, bad := range []obj{{"aaa": 1, "description": 1}, {"zzz": 1, "description": 1}, {"aaa": 1, "extra": 1},
+			{"zzz": 1, "extra": "x"}, {"zzz": 1, "node_uuid": nil}, {"address": 1, "zzz": 1}, {"node_uuid": 1, "pxe_enabled": "x"},
+			{"uuid": "bad", "extra": 1}, {"name": 1, "extra": 1}, {"driver": nil, "zzz": 1}} {
+			body := obj{}
+			for k, v := range c.valid {
+				body[k] = v
+			}
+			unknown := 0
+			for k, v := range bad {
+				body[k] = v
+				if c.known != nil && !slices.Contains(c.known, k) {
+					unknown++
+				}
+			}
+			if unknown > 1 {
+				continue
+			}
+			s.create(c.path, "latest", js(body))
+		}
 	}
 }
 

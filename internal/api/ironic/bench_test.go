@@ -111,7 +111,7 @@ func BenchmarkRenderNodes500(b *testing.B) {
 			if i > 0 {
 				buf = append(buf, ", "...)
 			}
-			buf = appendNode(buf, n, rc, nil)
+			buf = nodeResource.appendOne(buf, n, rc, nil)
 		}
 		*bp = append(buf, "]}"...)
 	}

@@ -37,7 +37,7 @@ func (s *server) authorize(rq *request, route auth.Route) error {
 		if ident == "" {
 			ident = rq.r.URL.Query().Get("node")
 		}
-		n, err := s.lookupNode(rq.ctx(), s.store, ident, rq.minor)
+		n, err := lookupNode(rq.ctx(), s.store, ident, rq.minor)
 		if err != nil {
 			return forbidden(route.Rule)
 		}
@@ -55,7 +55,7 @@ func (s *server) authorize(rq *request, route auth.Route) error {
 		t, getRule, hidden = nodeTarget(n), auth.RulePortGet, portNotFound(id)
 	case auth.TargetPortgroup:
 		id := rq.r.PathValue("portgroup")
-		pg, err := s.lookupPortgroup(rq.ctx(), s.store, id)
+		pg, err := s.lookupPortgroup(rq.ctx(), s.store, id, rq.minor)
 		if err != nil {
 			return forbidden(route.Rule)
 		}

@@ -87,6 +87,11 @@ func (a args) boolean(name string) (*bool, error) {
 	if !ok {
 		return nil, nil
 	}
+	return boolArg(name, s)
+}
+
+// boolArg is a given boolean parameter.
+func boolArg(name, s string) (*bool, error) {
 	b, err := parseBool(name, s)
 	if err != nil {
 		return nil, err
@@ -129,6 +134,11 @@ func (a args) stringList(name string) []string {
 	if !ok {
 		return nil
 	}
+	return splitList(s)
+}
+
+// splitList is a given list parameter (never nil).
+func splitList(s string) []string {
 	out := []string{}
 	for _, item := range strings.Split(s, ",") {
 		item = strings.ToLower(strings.TrimSpace(item))
@@ -145,10 +155,15 @@ func (a args) uuidArg(name string) (string, error) {
 	if !ok {
 		return "", nil
 	}
+	return s, checkUUIDArg(name, s)
+}
+
+// checkUUIDArg refuses a given parameter that is not a UUID.
+func checkUUIDArg(name, s string) error {
 	if !isUUIDLike(s) {
-		return "", badRequest("Expected UUID for %s: %s", name, s)
+		return badRequest("Expected UUID for %s: %s", name, s)
 	}
-	return s, nil
+	return nil
 }
 
 // listParams are the paging and sorting parameters of every collection.
@@ -292,56 +307,6 @@ func newFieldSet(fields []string) fieldSet {
 // want reports whether a field is to be rendered.
 func (fs fieldSet) want(name string) bool { return fs == nil || fs[name] }
 
-// checkFields validates a fields parameter of ports, portgroups or
-// allocations against the resource's field → minimum version table: an
-// unknown field is a 400, a field above the request's version a 406.
-func checkFields(fields []string, minor int, fieldMin map[string]int) error {
-	for _, f := range fields {
-		if _, ok := fieldMin[f]; !ok {
-			return badRequest("Field(s) \"%s\" are not valid", f)
-		}
-	}
-	for _, f := range fields {
-		if minor < fieldMin[f] {
-			return notAcceptable()
-		}
-	}
-	return nil
-}
-
-// itemFields is the fields argument of a GET of one object (1.8), checked
-// against fieldMin; nil when absent.
-func (rq *request) itemFields(a args, fieldMin map[string]int) ([]string, error) {
-	fields := a.stringList("fields")
-	if fields == nil {
-		return nil, nil
-	}
-	if rq.minor < v8FieldsSubset {
-		return nil, notAcceptable()
-	}
-	return fields, checkFields(fields, rq.minor, fieldMin)
-}
-
-// sortAndFields gates the sort key by its field's microversion and applies
-// the fields parameter (a /detail list always shows every field), for the
-// ports and portgroups lists.
-func (rq *request) sortAndFields(a args, p *listParams, fieldMin map[string]int, defaults []string, detailPath bool) error {
-	if m, ok := fieldMin[p.sortKey]; ok && rq.minor < m {
-		return notAcceptable()
-	}
-	if detailPath {
-		p.fields = nil
-		return nil
-	}
-	if err := rq.returnFields(a, p, defaults); err != nil {
-		return err
-	}
-	if p.fieldsGiven {
-		return checkFields(p.fields, rq.minor, fieldMin)
-	}
-	return nil
-}
-
 // checkMarker answers the kind's not-found error when a list's marker
 // names no object; get reads one by its marker.
 func checkMarker[T any](ctx context.Context, marker string, get func(context.Context, string) (T, error), notFound func(string) *apiError) error {
@@ -355,6 +320,23 @@ func checkMarker[T any](ctx context.Context, marker string, get func(context.Con
 		return err
 	}
 	return nil
+}
+
+// pageAfter is the part of list after the item the page's marker names
+// (all of it without a marker), cut to the page's limit, for lists the
+// store does not page; notFound answers a marker that names no item.
+func pageAfter[T any](list []T, p listParams, key func(T) string, notFound func(string) *apiError) ([]T, error) {
+	if m := p.page.Marker; m != "" {
+		i := slices.IndexFunc(list, func(v T) bool { return key(v) == m })
+		if i < 0 {
+			return nil, notFound(m)
+		}
+		list = list[i+1:]
+	}
+	if len(list) > p.limit {
+		list = list[:p.limit]
+	}
+	return list, nil
 }
 
 // macArg is the address filter of a port or portgroup list, in the form

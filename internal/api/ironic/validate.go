@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ferrometal/ferro/internal/jsonlimit"
@@ -236,6 +238,61 @@ func checkKind(what, field string, v any, k fieldKind) error {
 	return nil
 }
 
+// checkDocKinds checks a document as Ironic's WSME types do: every
+// attribute known to schema (what names the body), the mandatory ones
+// given and not null, and each of the right kind. namesFirst: every
+// attribute's name is checked before any value (ports, portgroups); else
+// each attribute's name and value in turn, in name order (chassis).
+func checkDocKinds(doc map[string]any, schema map[string]fieldKind, what string, namesFirst bool, mandatory ...string) error {
+	keys := slices.Sorted(maps.Keys(doc))
+	unknown := func(k string) error {
+		if _, ok := schema[k]; !ok {
+			return badRequest("Unknown attribute for argument %s: %s", what, k)
+		}
+		return nil
+	}
+	if namesFirst {
+		for _, k := range keys {
+			if err := unknown(k); err != nil {
+				return err
+			}
+		}
+		for _, k := range mandatory {
+			if v, ok := doc[k]; !ok || v == nil {
+				return invalidInput(k, nil, "Mandatory field missing.")
+			}
+		}
+	}
+	for _, k := range keys {
+		if err := unknown(k); err != nil {
+			return err
+		}
+		v := doc[k]
+		switch schema[k] {
+		case kString:
+			if _, ok := v.(string); !ok && v != nil {
+				return invalidInput(k, v, "Wrong type. Expected '<class 'str'>', got '"+pyTypeName(v)+"'")
+			}
+		case kObject:
+			if _, ok := v.(map[string]any); !ok && v != nil {
+				return invalidInput(k, v, "Wrong type. Expected '<class 'dict'>', got '"+pyTypeName(v)+"'")
+			}
+		case kBoolish:
+			if _, err := boolField(k, v); err != nil {
+				return invalidInput(k, v, "Wrong type. Expected '<class 'bool'>', got '"+pyTypeName(v)+"'")
+			}
+		}
+	}
+	if !namesFirst {
+		for _, k := range mandatory {
+			if v, ok := doc[k]; !ok || v == nil {
+				return invalidInput(k, nil, "Mandatory field missing.")
+			}
+		}
+	}
+	return nil
+}
+
 // checkAdditional rejects members not in the schema, with jsonschema's words.
 func checkAdditional(what string, m map[string]any, allowed func(string) bool) error {
 	var extra []string
@@ -316,4 +373,86 @@ func (rq *request) createBody(what string) (map[string]any, error) {
 		return nil, err
 	}
 	return decodeObject(body, what)
+}
+
+// bodyArgs decodes a JSON object body whose members are the method's
+// arguments: any other member is "Unexpected arguments", as Ironic's
+// argument validation says.
+func (rq *request) bodyArgs(allowed ...string) (map[string]any, error) {
+	body, err := rq.readBody()
+	if err != nil {
+		return nil, err
+	}
+	v, err := decodeJSON(body)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return map[string]any{}, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, badRequest("Expected a JSON object in the request body, received %s", pyRepr(v))
+	}
+	var unknown []string
+	for k := range m {
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, badRequest("Unexpected arguments: %s", strings.Join(unknown, ", "))
+	}
+	return m, nil
+}
+
+// stringArg returns a string argument ("" when absent or null), 400 when
+// it is another type.
+func stringArg(m map[string]any, name string) (string, error) {
+	v, ok := m[name]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", badRequest("Expected string for %s: %v", name, pyRepr(v))
+	}
+	return s, nil
+}
+
+// requiredString is stringArg for a mandatory argument.
+func requiredString(m map[string]any, name string) (string, error) {
+	if _, ok := m[name]; !ok {
+		return "", badRequest("Missing mandatory parameter: %s", name)
+	}
+	return stringArg(m, name)
+}
+
+// toInt accepts a JSON number (or a numeric string, as Ironic's int()).
+func toInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case float64:
+		if x == float64(int(x)) {
+			return int(x), true
+		}
+	case string:
+		if n, err := strconv.Atoi(strings.TrimSpace(x)); err == nil {
+			return n, true
+		}
+	case interface{ Int64() (int64, error) }:
+		if n, err := x.Int64(); err == nil {
+			return int(n), true
+		}
+	}
+	return 0, false
+}
+
+// anySlice is ss as the values pyRepr quotes as a list.
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }

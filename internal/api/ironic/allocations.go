@@ -18,20 +18,19 @@ import (
 )
 
 // allocationFields are an allocation's fields in view order.
-var allocationFields = []viewField[*baremetal.Allocation]{
-	{"uuid", 0, strOf(func(a *baremetal.Allocation) string { return a.UUID })},
-	{"created_at", 0, timeOf(func(a *baremetal.Allocation) time.Time { return a.CreatedAt })},
-	{"updated_at", 0, nullTimeOf(func(a *baremetal.Allocation) *time.Time { return a.UpdatedAt })},
-	{"candidate_nodes", 0, stringsOf(func(a *baremetal.Allocation) []string { return a.CandidateNodes })},
-	{"extra", 0, objOf(func(a *baremetal.Allocation) baremetal.JSON { return a.Extra })},
-	{"last_error", 0, nullStrOf(func(a *baremetal.Allocation) string { return a.LastError })},
-	{"name", 0, nullStrOf(func(a *baremetal.Allocation) string { return a.Name })},
-	{"owner", v60AllocationOwner, nullStrOf(func(a *baremetal.Allocation) string { return a.Owner })},
-	{"resource_class", 0, nullStrOf(func(a *baremetal.Allocation) string { return a.ResourceClass })},
-	{"state", 0, strOf(func(a *baremetal.Allocation) string { return a.State })},
-	{"traits", 0, stringsOf(func(a *baremetal.Allocation) []string { return a.Traits })},
-	{"node_uuid", 0, nullStrOf(func(a *baremetal.Allocation) string { return a.NodeUUID })},
-}
+var allocationFields = append(headFields(func(a *baremetal.Allocation) string { return a.UUID },
+	func(a *baremetal.Allocation) time.Time { return a.CreatedAt }, func(a *baremetal.Allocation) *time.Time { return a.UpdatedAt }),
+	[]viewField[*baremetal.Allocation]{
+		{"candidate_nodes", 0, stringsOf(func(a *baremetal.Allocation) []string { return a.CandidateNodes })},
+		{"extra", 0, objOf(func(a *baremetal.Allocation) baremetal.JSON { return a.Extra })},
+		{"last_error", 0, nullStrOf(func(a *baremetal.Allocation) string { return a.LastError })},
+		{"name", 0, nullStrOf(func(a *baremetal.Allocation) string { return a.Name })},
+		{"owner", v60AllocationOwner, nullStrOf(func(a *baremetal.Allocation) string { return a.Owner })},
+		{"resource_class", 0, nullStrOf(func(a *baremetal.Allocation) string { return a.ResourceClass })},
+		{"state", 0, strOf(func(a *baremetal.Allocation) string { return a.State })},
+		{"traits", 0, stringsOf(func(a *baremetal.Allocation) []string { return a.Traits })},
+		{"node_uuid", 0, nullStrOf(func(a *baremetal.Allocation) string { return a.NodeUUID })},
+	}...)
 
 type allocationQuery = listQuery[baremetal.Allocation, store.AllocationFilter]
 
@@ -311,14 +310,9 @@ func (s *server) patchAllocation(rq *request) error {
 	if err != nil {
 		return err
 	}
-	ops, err := rq.readPatch()
+	ops, err := rq.readPatchOf(onlyPatching("name", "extra"))
 	if err != nil {
 		return err
-	}
-	for _, op := range ops {
-		if t := op.top(); t != "name" && t != "extra" {
-			return badRequest("Cannot patch %s. Only the following can be updated: name, extra", op.Path)
-		}
 	}
 	for _, v := range patchValues(ops, "/name") {
 		if name, ok := v.(string); ok && name != "" && !isValidLogicalName(name) {

@@ -195,9 +195,9 @@ func (s *server) getConductor(rq *request) error {
 	if err != nil {
 		return err
 	}
-	fields := a.stringList("fields")
-	if fields != nil && rq.minor < v8FieldsSubset {
-		return notAcceptable()
+	fields, err := rq.fieldsArg(a)
+	if err != nil {
+		return err
 	}
 	for _, f := range fields {
 		if !slices.Contains(conductorFieldNames, f) {

@@ -239,6 +239,28 @@ type env struct {
 	logs  *bytes.Buffer
 }
 
+// testStore is a fresh SQLite store in t.TempDir(), closed when t ends.
+func testStore(t testing.TB) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// testRegistry is the driver registry of cfg's enabled interfaces.
+func testRegistry(cfg *config.Config) *driver.Registry {
+	enabled := map[string][]string{}
+	defaults := map[string]string{}
+	for _, kind := range driver.Kinds {
+		enabled[kind] = cfg.Default.Enabled(kind)
+		defaults[kind] = cfg.Default.DefaultFor(kind)
+	}
+	return driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
+}
+
 // newEnv starts the API over a fresh SQLite store in t.TempDir().
 func newEnv(t testing.TB) *env {
 	t.Helper()
@@ -246,19 +268,8 @@ func newEnv(t testing.TB) *env {
 	cfg.Default.Host = "test-host"
 	cfg.Default.DefaultResourceClass = "baremetal"
 	cfg.API.PublicEndpoint = "http://ferro.test:6385"
-	db, err := sql.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	enabled := map[string][]string{}
-	defaults := map[string]string{}
-	for _, kind := range driver.Kinds {
-		enabled[kind] = cfg.Default.Enabled(kind)
-		defaults[kind] = cfg.Default.DefaultFor(kind)
-	}
-	reg := driver.NewRegistry(cfg.Default.EnabledHardwareTypes, enabled, defaults)
-	fc := newFakeConductor(db, reg)
+	db := testStore(t)
+	fc := newFakeConductor(db, testRegistry(cfg))
 	logs := &bytes.Buffer{}
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil))
 	h := New(Options{Store: db, Conductor: fc, Config: cfg, Log: log, Version: "test"})
@@ -391,22 +402,19 @@ func (e *env) updateNode(ident string, fn func(n *baremetal.Node)) {
 func (e *env) snapshot() string {
 	e.t.Helper()
 	ctx := e.t.Context()
+	check := func(err error) {
+		if err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	nodes, err := e.store.ListNodes(ctx, store.NodeFilter{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	check(err)
 	ports, err := e.store.ListPorts(ctx, store.PortFilter{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	check(err)
 	pgs, err := e.store.ListPortgroups(ctx, store.PortgroupFilter{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	check(err)
 	allocs, err := e.store.ListAllocations(ctx, store.AllocationFilter{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	check(err)
 	reservations := []string{}
 	for _, n := range nodes {
 		reservations = append(reservations, n.UUID+"="+n.Reservation)

@@ -32,7 +32,14 @@ func gopherEnv(t *testing.T) (*env, *gophercloud.ServiceClient) {
 	t.Helper()
 	e := newEnv(t)
 	e.cfg.API.PublicEndpoint = ""
-	srv := httptest.NewServer(New(Options{Store: e.store, Conductor: e.cond, Config: e.cfg}))
+	return e, gopherClient(t, New(Options{Store: e.store, Conductor: e.cond, Config: e.cfg}))
+}
+
+// gopherClient serves h over real HTTP and returns a gophercloud client
+// for it at the maximal microversion.
+func gopherClient(t *testing.T, h http.Handler) *gophercloud.ServiceClient {
+	t.Helper()
+	srv := httptest.NewServer(h)
 	transport := &http.Transport{}
 	t.Cleanup(func() {
 		transport.CloseIdleConnections()
@@ -43,8 +50,8 @@ func gopherEnv(t *testing.T) (*env, *gophercloud.ServiceClient) {
 		t.Fatal(err)
 	}
 	client.HTTPClient = http.Client{Transport: transport}
-	client.Microversion = "1.82"
-	return e, client
+	client.Microversion = maxVersionString
+	return client
 }
 
 func TestGophercloud_NodeLifecycle(t *testing.T) {

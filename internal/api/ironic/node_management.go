@@ -126,11 +126,7 @@ func (s *server) getBootDevice(rq *request) error {
 
 // setBootDevice is PUT /v1/nodes/{node}/management/boot_device.
 func (s *server) setBootDevice(rq *request) error {
-	m, err := rq.bodyArgs("boot_device", "persistent")
-	if err != nil {
-		return err
-	}
-	dev, err := requiredString(m, "boot_device")
+	m, dev, err := rq.commandArgs("boot_device", "persistent")
 	if err != nil {
 		return err
 	}

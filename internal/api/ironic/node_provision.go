@@ -91,12 +91,8 @@ func checkCleanSteps(v any) ([]conductor.CleanStep, error) {
 
 // setProvisionState is PUT /v1/nodes/{node}/states/provision.
 func (s *server) setProvisionState(rq *request) error {
-	m, err := rq.bodyArgs("target", "configdrive", "clean_steps", "deploy_steps", "service_steps",
+	m, target, err := rq.commandArgs("target", "configdrive", "clean_steps", "deploy_steps", "service_steps",
 		"rescue_password", "disable_ramdisk", "runbook")
-	if err != nil {
-		return err
-	}
-	target, err := requiredString(m, "target")
 	if err != nil {
 		return err
 	}

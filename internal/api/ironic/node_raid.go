@@ -15,11 +15,7 @@ func (s *server) setRAIDConfig(rq *request) error {
 	if _, err := rq.queryArgs(); err != nil {
 		return err
 	}
-	body, err := rq.readBody()
-	if err != nil {
-		return err
-	}
-	v, err := decodeJSON(body)
+	v, err := rq.readJSON()
 	if err != nil {
 		return err
 	}

@@ -57,11 +57,7 @@ func (s *server) setTraits(rq *request) error {
 	}
 	one := rq.r.PathValue("trait")
 	var replace []string
-	body, err := rq.readBody()
-	if err != nil {
-		return err
-	}
-	v, err := decodeJSON(body)
+	v, err := rq.readJSON()
 	if err != nil {
 		return err
 	}

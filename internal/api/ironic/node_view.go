@@ -20,88 +20,87 @@ type nodeField = viewField[*baremetal.Node]
 // updated_at, the object fields alphabetically, then the fields the API
 // computes. Fields introduced after 1.82 (firmware_interface,
 // parent_node, …) are never shown.
-var nodeFields = []nodeField{
-	{"uuid", 0, strOf(func(n *baremetal.Node) string { return n.UUID })},
-	{"created_at", 0, timeOf(func(n *baremetal.Node) time.Time { return n.CreatedAt })},
-	{"updated_at", 0, nullTimeOf(func(n *baremetal.Node) *time.Time { return n.UpdatedAt })},
-	{"automated_clean", v47AutomatedClean, nullBoolOf(func(n *baremetal.Node) *bool { return n.AutomatedClean })},
-	{"bios_interface", v40BIOSInterface, ifaceOf("bios")},
-	{"boot_interface", v31DynamicInterfaces, ifaceOf("boot")},
-	{"boot_mode", v75BootMode, nullStrOf(func(n *baremetal.Node) string { return n.BootMode })},
-	{"clean_step", v7NodeClean, objOf(func(n *baremetal.Node) baremetal.JSON { return n.CleanStep })},
-	{"conductor_group", v46ConductorGroup, strOf(func(n *baremetal.Node) string { return n.ConductorGroup })},
-	{"console_enabled", 0, boolOf(func(n *baremetal.Node) bool { return n.ConsoleEnabled })},
-	{"console_interface", v31DynamicInterfaces, ifaceOf("console")},
-	{"deploy_interface", v31DynamicInterfaces, ifaceOf("deploy")},
-	{"deploy_step", v44DeployStep, objOf(func(n *baremetal.Node) baremetal.JSON { return n.DeployStep })},
-	{"description", v51Description, nullStrOf(func(n *baremetal.Node) string { return n.Description })},
-	{"driver", 0, strOf(func(n *baremetal.Node) string { return n.Driver })},
-	{"driver_info", 0, func(b []byte, n *baremetal.Node, rc *renderCtx) []byte {
-		if n.DriverInfo == nil {
-			return append(b, "{}"...)
-		}
-		if rc.showPassword {
-			return appendMap(b, n.DriverInfo, nil)
-		}
-		return appendMap(b, n.DriverInfo, maskDriverInfo)
-	}},
-	{"driver_internal_info", v3DriverInternalInfo, func(b []byte, n *baremetal.Node, _ *renderCtx) []byte {
-		if n.DriverInternalInfo == nil {
-			return append(b, "{}"...)
-		}
-		return appendMap(b, n.DriverInternalInfo, maskAgentToken)
-	}},
-	{"extra", 0, objOf(func(n *baremetal.Node) baremetal.JSON { return n.Extra })},
-	{"fault", v42Fault, nullStrOf(func(n *baremetal.Node) string { return n.Fault })},
-	{"inspection_finished_at", v6InspectState, nullTimeOf(func(n *baremetal.Node) *time.Time { return n.InspectionFinishedAt })},
-	{"inspection_started_at", v6InspectState, nullTimeOf(func(n *baremetal.Node) *time.Time { return n.InspectionStartedAt })},
-	{"inspect_interface", v31DynamicInterfaces, ifaceOf("inspect")},
-	{"instance_info", 0, func(b []byte, n *baremetal.Node, _ *renderCtx) []byte {
-		if n.InstanceInfo == nil {
-			return append(b, "{}"...)
-		}
-		return appendMap(b, n.InstanceInfo, maskInstanceInfo)
-	}},
-	{"instance_uuid", 0, nullStrOf(func(n *baremetal.Node) string { return n.InstanceUUID })},
-	{"last_error", 0, nullStrOf(func(n *baremetal.Node) string { return n.LastError })},
-	{"lessee", v65Lessee, nullStrOf(func(n *baremetal.Node) string { return n.Lessee })},
-	{"maintenance", 0, boolOf(func(n *baremetal.Node) bool { return n.Maintenance })},
-	{"maintenance_reason", 0, nullStrOf(func(n *baremetal.Node) string { return n.MaintenanceReason })},
-	{"management_interface", v31DynamicInterfaces, ifaceOf("management")},
-	{"name", v5NodeName, nullStrOf(func(n *baremetal.Node) string { return n.Name })},
-	{"network_data", v66NetworkData, objOf(func(n *baremetal.Node) baremetal.JSON { return n.NetworkData })},
-	{"network_interface", v20NetworkInterface, ifaceOf("network")},
-	{"owner", v50Owner, nullStrOf(func(n *baremetal.Node) string { return n.Owner })},
-	{"power_interface", v31DynamicInterfaces, ifaceOf("power")},
-	{"power_state", 0, nullStrOf(func(n *baremetal.Node) string { return n.PowerState })},
-	{"properties", 0, objOf(func(n *baremetal.Node) baremetal.JSON { return n.Properties })},
-	{"protected", v48Protected, boolOf(func(n *baremetal.Node) bool { return n.Protected })},
-	{"protected_reason", v48Protected, nullStrOf(func(n *baremetal.Node) string { return n.ProtectedReason })},
-	{"provision_state", 0, func(b []byte, n *baremetal.Node, rc *renderCtx) []byte {
-		return appendNullString(b, provisionStateFor(n.ProvisionState, rc.minor))
-	}},
-	{"provision_updated_at", 0, nullTimeOf(func(n *baremetal.Node) *time.Time { return n.ProvisionUpdatedAt })},
-	{"raid_config", v12RAIDConfig, objOf(func(n *baremetal.Node) baremetal.JSON { return n.RAIDConfig })},
-	{"raid_interface", v31DynamicInterfaces, ifaceOf("raid")},
-	{"rescue_interface", v38RescueInterface, ifaceOf("rescue")},
-	{"reservation", 0, nullStrOf(func(n *baremetal.Node) string { return n.Reservation })},
-	{"resource_class", v21ResourceClass, nullStrOf(func(n *baremetal.Node) string { return n.ResourceClass })},
-	{"retired", v61Retired, boolOf(func(n *baremetal.Node) bool { return n.Retired })},
-	{"retired_reason", v61Retired, nullStrOf(func(n *baremetal.Node) string { return n.RetiredReason })},
-	{"secure_boot", v75BootMode, nullBoolOf(func(n *baremetal.Node) *bool { return n.SecureBoot })},
-	{"shard", v82Shard, nullStrOf(func(n *baremetal.Node) string { return n.Shard })},
-	{"storage_interface", v33StorageInterface, ifaceOf("storage")},
-	{"target_power_state", 0, nullStrOf(func(n *baremetal.Node) string { return n.TargetPowerState })},
-	{"target_provision_state", 0, nullStrOf(func(n *baremetal.Node) string { return n.TargetProvisionState })},
-	{"target_raid_config", v12RAIDConfig, objOf(func(n *baremetal.Node) baremetal.JSON { return n.TargetRAIDConfig })},
-	{"traits", v37NodeTraits, stringsOf(func(n *baremetal.Node) []string { return n.Traits })},
-	{"vendor_interface", v31DynamicInterfaces, ifaceOf("vendor")},
-	{"allocation_uuid", v52Allocation, nullStrOf(func(n *baremetal.Node) string { return n.AllocationUUID })},
-	{"chassis_uuid", 0, nullStrOf(func(n *baremetal.Node) string { return n.ChassisUUID })},
-	{"conductor", v49Conductors, func(b []byte, n *baremetal.Node, rc *renderCtx) []byte {
-		return appendNullString(b, rc.conductorFor(n))
-	}},
-}
+var nodeFields = append(headFields(func(n *baremetal.Node) string { return n.UUID },
+	func(n *baremetal.Node) time.Time { return n.CreatedAt }, func(n *baremetal.Node) *time.Time { return n.UpdatedAt }),
+	[]nodeField{
+		{"automated_clean", v47AutomatedClean, nullBoolOf(func(n *baremetal.Node) *bool { return n.AutomatedClean })},
+		{"bios_interface", v40BIOSInterface, ifaceOf("bios")},
+		{"boot_interface", v31DynamicInterfaces, ifaceOf("boot")},
+		{"boot_mode", v75BootMode, nullStrOf(func(n *baremetal.Node) string { return n.BootMode })},
+		{"clean_step", v7NodeClean, objOf(func(n *baremetal.Node) baremetal.JSON { return n.CleanStep })},
+		{"conductor_group", v46ConductorGroup, strOf(func(n *baremetal.Node) string { return n.ConductorGroup })},
+		{"console_enabled", 0, boolOf(func(n *baremetal.Node) bool { return n.ConsoleEnabled })},
+		{"console_interface", v31DynamicInterfaces, ifaceOf("console")},
+		{"deploy_interface", v31DynamicInterfaces, ifaceOf("deploy")},
+		{"deploy_step", v44DeployStep, objOf(func(n *baremetal.Node) baremetal.JSON { return n.DeployStep })},
+		{"description", v51Description, nullStrOf(func(n *baremetal.Node) string { return n.Description })},
+		{"driver", 0, strOf(func(n *baremetal.Node) string { return n.Driver })},
+		{"driver_info", 0, func(b []byte, n *baremetal.Node, rc *renderCtx) []byte {
+			if n.DriverInfo == nil {
+				return append(b, "{}"...)
+			}
+			if rc.showPassword {
+				return appendMap(b, n.DriverInfo, nil)
+			}
+			return appendMap(b, n.DriverInfo, maskDriverInfo)
+		}},
+		{"driver_internal_info", v3DriverInternalInfo, func(b []byte, n *baremetal.Node, _ *renderCtx) []byte {
+			if n.DriverInternalInfo == nil {
+				return append(b, "{}"...)
+			}
+			return appendMap(b, n.DriverInternalInfo, maskAgentToken)
+		}},
+		{"extra", 0, objOf(func(n *baremetal.Node) baremetal.JSON { return n.Extra })},
+		{"fault", v42Fault, nullStrOf(func(n *baremetal.Node) string { return n.Fault })},
+		{"inspection_finished_at", v6InspectState, nullTimeOf(func(n *baremetal.Node) *time.Time { return n.InspectionFinishedAt })},
+		{"inspection_started_at", v6InspectState, nullTimeOf(func(n *baremetal.Node) *time.Time { return n.InspectionStartedAt })},
+		{"inspect_interface", v31DynamicInterfaces, ifaceOf("inspect")},
+		{"instance_info", 0, func(b []byte, n *baremetal.Node, _ *renderCtx) []byte {
+			if n.InstanceInfo == nil {
+				return append(b, "{}"...)
+			}
+			return appendMap(b, n.InstanceInfo, maskInstanceInfo)
+		}},
+		{"instance_uuid", 0, nullStrOf(func(n *baremetal.Node) string { return n.InstanceUUID })},
+		{"last_error", 0, nullStrOf(func(n *baremetal.Node) string { return n.LastError })},
+		{"lessee", v65Lessee, nullStrOf(func(n *baremetal.Node) string { return n.Lessee })},
+		{"maintenance", 0, boolOf(func(n *baremetal.Node) bool { return n.Maintenance })},
+		{"maintenance_reason", 0, nullStrOf(func(n *baremetal.Node) string { return n.MaintenanceReason })},
+		{"management_interface", v31DynamicInterfaces, ifaceOf("management")},
+		{"name", v5NodeName, nullStrOf(func(n *baremetal.Node) string { return n.Name })},
+		{"network_data", v66NetworkData, objOf(func(n *baremetal.Node) baremetal.JSON { return n.NetworkData })},
+		{"network_interface", v20NetworkInterface, ifaceOf("network")},
+		{"owner", v50Owner, nullStrOf(func(n *baremetal.Node) string { return n.Owner })},
+		{"power_interface", v31DynamicInterfaces, ifaceOf("power")},
+		{"power_state", 0, nullStrOf(func(n *baremetal.Node) string { return n.PowerState })},
+		{"properties", 0, objOf(func(n *baremetal.Node) baremetal.JSON { return n.Properties })},
+		{"protected", v48Protected, boolOf(func(n *baremetal.Node) bool { return n.Protected })},
+		{"protected_reason", v48Protected, nullStrOf(func(n *baremetal.Node) string { return n.ProtectedReason })},
+		{"provision_state", 0, func(b []byte, n *baremetal.Node, rc *renderCtx) []byte {
+			return appendNullString(b, provisionStateFor(n.ProvisionState, rc.minor))
+		}},
+		{"provision_updated_at", 0, nullTimeOf(func(n *baremetal.Node) *time.Time { return n.ProvisionUpdatedAt })},
+		{"raid_config", v12RAIDConfig, objOf(func(n *baremetal.Node) baremetal.JSON { return n.RAIDConfig })},
+		{"raid_interface", v31DynamicInterfaces, ifaceOf("raid")},
+		{"rescue_interface", v38RescueInterface, ifaceOf("rescue")},
+		{"reservation", 0, nullStrOf(func(n *baremetal.Node) string { return n.Reservation })},
+		{"resource_class", v21ResourceClass, nullStrOf(func(n *baremetal.Node) string { return n.ResourceClass })},
+		{"retired", v61Retired, boolOf(func(n *baremetal.Node) bool { return n.Retired })},
+		{"retired_reason", v61Retired, nullStrOf(func(n *baremetal.Node) string { return n.RetiredReason })},
+		{"secure_boot", v75BootMode, nullBoolOf(func(n *baremetal.Node) *bool { return n.SecureBoot })},
+		{"shard", v82Shard, nullStrOf(func(n *baremetal.Node) string { return n.Shard })},
+		{"storage_interface", v33StorageInterface, ifaceOf("storage")},
+		{"target_power_state", 0, nullStrOf(func(n *baremetal.Node) string { return n.TargetPowerState })},
+		{"target_provision_state", 0, nullStrOf(func(n *baremetal.Node) string { return n.TargetProvisionState })},
+		{"target_raid_config", v12RAIDConfig, objOf(func(n *baremetal.Node) baremetal.JSON { return n.TargetRAIDConfig })},
+		{"traits", v37NodeTraits, stringsOf(func(n *baremetal.Node) []string { return n.Traits })},
+		{"vendor_interface", v31DynamicInterfaces, ifaceOf("vendor")},
+		{"allocation_uuid", v52Allocation, nullStrOf(func(n *baremetal.Node) string { return n.AllocationUUID })},
+		{"chassis_uuid", 0, nullStrOf(func(n *baremetal.Node) string { return n.ChassisUUID })},
+		{"conductor", v49Conductors, func(b []byte, n *baremetal.Node, rc *renderCtx) []byte {
+			return appendNullString(b, rc.conductorFor(n))
+		}},
+	}...)
 
 // defaultNodeFields are the fields of GET /v1/nodes without detail.
 var defaultNodeFields = []string{"instance_uuid", "maintenance", "power_state", "provision_state", "uuid", "name"}

@@ -424,21 +424,13 @@ func (s *server) patchNode(rq *request) error {
 	if err != nil {
 		return err
 	}
-	reset, err := a.boolean("reset_interfaces")
+	reset, err := a.booleanSince(rq, "reset_interfaces", v45ResetInterfaces)
 	if err != nil {
 		return err
 	}
-	if reset != nil && rq.minor < v45ResetInterfaces {
-		return notAcceptable()
-	}
-	ops, err := rq.readPatch()
+	ops, err := rq.readPatchOf(onlyPatching(nodePatchAllowed...))
 	if err != nil {
 		return err
-	}
-	for _, op := range ops {
-		if !slices.Contains(nodePatchAllowed, op.top()) {
-			return badRequest("Cannot patch %s. Only the following can be updated: %s", op.Path, strings.Join(nodePatchAllowed, ", "))
-		}
 	}
 	for _, f := range nodeFields {
 		if rq.minor < f.min && len(patchValues(ops, "/"+f.name)) > 0 {

@@ -15,19 +15,18 @@ const defaultPortgroupMode = "active-backup"
 // portgroupFields are a portgroup's fields in view order, each with the
 // version that may ask for it in ?fields= (and sort by it). Ironic 21.4
 // hides none below its version, mode and properties included.
-var portgroupFields = []viewField[*baremetal.Portgroup]{
-	{"uuid", 0, strOf(func(pg *baremetal.Portgroup) string { return pg.UUID })},
-	{"created_at", 0, timeOf(func(pg *baremetal.Portgroup) time.Time { return pg.CreatedAt })},
-	{"updated_at", 0, nullTimeOf(func(pg *baremetal.Portgroup) *time.Time { return pg.UpdatedAt })},
-	{"address", 0, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.Address })},
-	{"extra", 0, objOf(func(pg *baremetal.Portgroup) baremetal.JSON { return pg.Extra })},
-	{"internal_info", 0, objOf(func(pg *baremetal.Portgroup) baremetal.JSON { return pg.InternalInfo })},
-	{"mode", v26PortgroupMode, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.Mode })},
-	{"name", 0, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.Name })},
-	{"node_uuid", 0, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.NodeUUID })},
-	{"properties", v26PortgroupMode, objOf(func(pg *baremetal.Portgroup) baremetal.JSON { return pg.Properties })},
-	{"standalone_ports_supported", 0, boolOf(func(pg *baremetal.Portgroup) bool { return pg.StandalonePortsSupported })},
-}
+var portgroupFields = append(headFields(func(pg *baremetal.Portgroup) string { return pg.UUID },
+	func(pg *baremetal.Portgroup) time.Time { return pg.CreatedAt }, func(pg *baremetal.Portgroup) *time.Time { return pg.UpdatedAt }),
+	[]viewField[*baremetal.Portgroup]{
+		{"address", 0, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.Address })},
+		{"extra", 0, objOf(func(pg *baremetal.Portgroup) baremetal.JSON { return pg.Extra })},
+		{"internal_info", 0, objOf(func(pg *baremetal.Portgroup) baremetal.JSON { return pg.InternalInfo })},
+		{"mode", v26PortgroupMode, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.Mode })},
+		{"name", 0, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.Name })},
+		{"node_uuid", 0, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.NodeUUID })},
+		{"properties", v26PortgroupMode, objOf(func(pg *baremetal.Portgroup) baremetal.JSON { return pg.Properties })},
+		{"standalone_ports_supported", 0, boolOf(func(pg *baremetal.Portgroup) bool { return pg.StandalonePortsSupported })},
+	}...)
 
 // portgroupGated are the writable fields a version below theirs may not set.
 var portgroupGated = gatedWrites(portgroupFields, portgroupSchema)

@@ -16,20 +16,19 @@ import (
 
 // portFields are a port's fields in view order, each with the version
 // it appeared in: below it the field is neither shown nor may be asked for.
-var portFields = []viewField[*baremetal.Port]{
-	{"uuid", 0, strOf(func(p *baremetal.Port) string { return p.UUID })},
-	{"created_at", 0, timeOf(func(p *baremetal.Port) time.Time { return p.CreatedAt })},
-	{"updated_at", 0, nullTimeOf(func(p *baremetal.Port) *time.Time { return p.UpdatedAt })},
-	{"address", 0, strOf(func(p *baremetal.Port) string { return p.Address })},
-	{"extra", 0, objOf(func(p *baremetal.Port) baremetal.JSON { return p.Extra })},
-	{"internal_info", v18PortInternalInfo, objOf(func(p *baremetal.Port) baremetal.JSON { return p.InternalInfo })},
-	{"is_smartnic", v53SmartNIC, boolOf(func(p *baremetal.Port) bool { return p.IsSmartNIC })},
-	{"local_link_connection", v19PortAdvancedNet, objOf(func(p *baremetal.Port) baremetal.JSON { return p.LocalLinkConnection })},
-	{"physical_network", v34PortPhysicalNetwork, nullStrOf(func(p *baremetal.Port) string { return p.PhysicalNetwork })},
-	{"pxe_enabled", v19PortAdvancedNet, boolOf(func(p *baremetal.Port) bool { return p.PXEEnabled })},
-	{"node_uuid", 0, nullStrOf(func(p *baremetal.Port) string { return p.NodeUUID })},
-	{"portgroup_uuid", v24PortgroupSubcontrol, nullStrOf(func(p *baremetal.Port) string { return p.PortgroupUUID })},
-}
+var portFields = append(headFields(func(p *baremetal.Port) string { return p.UUID },
+	func(p *baremetal.Port) time.Time { return p.CreatedAt }, func(p *baremetal.Port) *time.Time { return p.UpdatedAt }),
+	[]viewField[*baremetal.Port]{
+		{"address", 0, strOf(func(p *baremetal.Port) string { return p.Address })},
+		{"extra", 0, objOf(func(p *baremetal.Port) baremetal.JSON { return p.Extra })},
+		{"internal_info", v18PortInternalInfo, objOf(func(p *baremetal.Port) baremetal.JSON { return p.InternalInfo })},
+		{"is_smartnic", v53SmartNIC, boolOf(func(p *baremetal.Port) bool { return p.IsSmartNIC })},
+		{"local_link_connection", v19PortAdvancedNet, objOf(func(p *baremetal.Port) baremetal.JSON { return p.LocalLinkConnection })},
+		{"physical_network", v34PortPhysicalNetwork, nullStrOf(func(p *baremetal.Port) string { return p.PhysicalNetwork })},
+		{"pxe_enabled", v19PortAdvancedNet, boolOf(func(p *baremetal.Port) bool { return p.PXEEnabled })},
+		{"node_uuid", 0, nullStrOf(func(p *baremetal.Port) string { return p.NodeUUID })},
+		{"portgroup_uuid", v24PortgroupSubcontrol, nullStrOf(func(p *baremetal.Port) string { return p.PortgroupUUID })},
+	}...)
 
 // portGated are the writable fields a version below theirs may not set
 // (Ironic's _check_allowed_port_fields).

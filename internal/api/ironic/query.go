@@ -3,6 +3,7 @@ package ironic
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -28,15 +29,8 @@ func (rq *request) queryArgs(allowed ...string) (args, error) {
 	if err != nil {
 		return args{}, badRequest("Invalid query string: %v", err)
 	}
-	var unknown []string
-	for k := range v {
-		if !slices.Contains(allowed, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return args{}, badRequest("Unexpected arguments: %s", strings.Join(unknown, ", "))
+	if err := unexpectedArgs(maps.Keys(v), allowed); err != nil {
+		return args{}, err
 	}
 	return args{v: v}, nil
 }
@@ -88,6 +82,16 @@ func (a args) boolean(name string) (*bool, error) {
 		return nil, nil
 	}
 	return boolArg(name, s)
+}
+
+// booleanSince is boolean for a parameter of version min: given below
+// it, 406.
+func (a args) booleanSince(rq *request, name string, min int) (*bool, error) {
+	b, err := a.boolean(name)
+	if err == nil && b != nil && rq.minor < min {
+		return nil, notAcceptable()
+	}
+	return b, err
 }
 
 // boolArg is a given boolean parameter.
@@ -224,6 +228,15 @@ func (s *server) paging(a args, invalidSortKeys []string, markerIsName bool) (li
 	return p, nil
 }
 
+// fieldsArg is the fields parameter (1.8); nil when absent.
+func (rq *request) fieldsArg(a args) ([]string, error) {
+	fields := a.stringList("fields")
+	if fields != nil && rq.minor < v8FieldsSubset {
+		return nil, notAcceptable()
+	}
+	return fields, nil
+}
+
 // returnFields works out fields and detail like Ironic's
 // get_request_return_fields: fields needs 1.8, detail 1.43, not both.
 // It returns nil for "all fields".
@@ -232,9 +245,9 @@ func (rq *request) returnFields(a args, p *listParams, defaults []string) error 
 	if err != nil {
 		return err
 	}
-	fields := a.stringList("fields")
-	if fields != nil && rq.minor < v8FieldsSubset {
-		return notAcceptable()
+	fields, err := rq.fieldsArg(a)
+	if err != nil {
+		return err
 	}
 	if detail != nil && rq.minor < v43DetailQuery {
 		return badRequest("Invalid query parameter ?detail=%s received.", a.str("detail"))

@@ -448,12 +448,9 @@ func (r *resource[E, F]) checkFields(fields []string, minor int) error {
 // itemFields is the fields argument of a GET of one item (1.8), checked
 // against the table; nil when absent.
 func (r *resource[E, F]) itemFields(rq *request, a args) ([]string, error) {
-	fields := a.stringList("fields")
-	if fields == nil {
-		return nil, nil
-	}
-	if rq.minor < v8FieldsSubset {
-		return nil, notAcceptable()
+	fields, err := rq.fieldsArg(a)
+	if err != nil || fields == nil {
+		return nil, err
 	}
 	return fields, r.checkFields(fields, rq.minor)
 }
@@ -827,17 +824,17 @@ func (r *resource[E, F]) patchHandler(s *server) func(*request) error {
 		if err != nil {
 			return err
 		}
-		ops, err := rq.readPatch()
-		if err != nil {
-			return err
-		}
-		for _, op := range ops {
+		ops, err := rq.readPatchOf(func(op patchOp) error {
 			if slices.Contains(r.internal, op.top()) {
 				return badRequest("'%s' is an internal attribute and can not be updated", op.Path)
 			}
 			if op.Op == "remove" && slices.Contains(r.mandatory, op.top()) && op.Path == "/"+op.top() {
 				return badRequest("'%s' is a mandatory attribute and can not be removed", op.Path)
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		if r.patchGate != nil {
 			if err := r.patchGate(rq, ops); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"maps"
 	"regexp"
 	"slices"
@@ -161,19 +162,25 @@ func jsonErrText(err error) string {
 	return err.Error()
 }
 
-// decodeObject decodes a body that must be a JSON object; an empty body is
-// an empty object, as Ironic treats it.
-func decodeObject(body []byte, what string) (map[string]any, error) {
-	v, err := decodeJSON(body)
+// readJSON reads and decodes the request's body (nil when empty).
+func (rq *request) readJSON() (any, error) {
+	body, err := rq.readBody()
 	if err != nil {
 		return nil, err
 	}
+	return decodeJSON(body)
+}
+
+// asObject is a decoded body that must be a JSON object (notObject words
+// the error for one that is not); an empty body is an empty object, as
+// Ironic treats it.
+func asObject(v any, notObject func(v any) *apiError) (map[string]any, error) {
 	if v == nil {
 		return map[string]any{}, nil
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, schemaError(what, "%s is not of type 'object'", pyRepr(v))
+		return nil, notObject(v)
 	}
 	return m, nil
 }
@@ -368,43 +375,55 @@ func (rq *request) createBody(what string) (map[string]any, error) {
 	if _, err := rq.queryArgs(); err != nil {
 		return nil, err
 	}
-	body, err := rq.readBody()
+	v, err := rq.readJSON()
 	if err != nil {
 		return nil, err
 	}
-	return decodeObject(body, what)
+	return asObject(v, func(v any) *apiError { return schemaError(what, "%s is not of type 'object'", pyRepr(v)) })
 }
 
 // bodyArgs decodes a JSON object body whose members are the method's
 // arguments: any other member is "Unexpected arguments", as Ironic's
 // argument validation says.
 func (rq *request) bodyArgs(allowed ...string) (map[string]any, error) {
-	body, err := rq.readBody()
+	v, err := rq.readJSON()
 	if err != nil {
 		return nil, err
 	}
-	v, err := decodeJSON(body)
+	m, err := asObject(v, func(v any) *apiError {
+		return badRequest("Expected a JSON object in the request body, received %s", pyRepr(v))
+	})
 	if err != nil {
 		return nil, err
 	}
-	if v == nil {
-		return map[string]any{}, nil
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, badRequest("Expected a JSON object in the request body, received %s", pyRepr(v))
-	}
+	return m, unexpectedArgs(maps.Keys(m), allowed)
+}
+
+// unexpectedArgs refuses arguments that are not allowed, as Ironic's
+// argument validation words it.
+func unexpectedArgs(names iter.Seq[string], allowed []string) error {
 	var unknown []string
-	for k := range m {
+	for k := range names {
 		if !slices.Contains(allowed, k) {
 			unknown = append(unknown, k)
 		}
 	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return nil, badRequest("Unexpected arguments: %s", strings.Join(unknown, ", "))
+	if len(unknown) == 0 {
+		return nil
 	}
-	return m, nil
+	slices.Sort(unknown)
+	return badRequest("Unexpected arguments: %s", strings.Join(unknown, ", "))
+}
+
+// commandArgs is bodyArgs for a method whose first argument, a string,
+// is mandatory: the arguments and that one.
+func (rq *request) commandArgs(allowed ...string) (map[string]any, string, error) {
+	m, err := rq.bodyArgs(allowed...)
+	if err != nil {
+		return nil, "", err
+	}
+	v, err := requiredString(m, allowed[0])
+	return m, v, err
 }
 
 // stringArg returns a string argument ("" when absent or null), 400 when

@@ -73,6 +73,12 @@ func stringsOf[T any](get func(T) []string) func([]byte, T, *renderCtx) []byte {
 	}
 }
 
+// headFields are the UUID and the creation and update times, the first
+// fields of most views.
+func headFields[T any](uuid func(T) string, created func(T) time.Time, updated func(T) *time.Time) []viewField[T] {
+	return append([]viewField[T]{{"uuid", 0, strOf(uuid)}}, stampFields(created, updated)...)
+}
+
 // stampFields are the creation and update times every resource shows.
 func stampFields[T any](created func(T) time.Time, updated func(T) *time.Time) []viewField[T] {
 	return []viewField[T]{

@@ -6,38 +6,43 @@ package ironic
 // create, PATCH and delete steps need, and those steps (below) are the
 // same for every resource. Where a resource truly differs from them, the
 // difference is a field of the description with its reason beside it
-// (listChecks, fieldError, tooOld, find, fieldsBeforeLookup, ownWrites, …).
+// (listChecks, fieldError, tooOld, find, fieldsBeforeLookup, showBelow,
+// ownWrites, …), and resource_test.go shows each.
 //
-// What changes from one microversion to the next is a row:
+// What a microversion adds is a row:
 //
 //   - A field: a viewField row in the resource's table, with the version
-//     it appeared in (node_view.go's nodeFields, portFields, …). Below that
-//     version the field is not shown, ?fields= may not name it (406), a
-//     list may not sort by it (406), and a write that sets it is refused
-//     (406: nodes' rejectNewerFields and PATCH gate, ports' and
-//     portgroups' gatedWrites), all derived from the row. A field a client
-//     may write also needs its kind in the resource's schema and a line in
-//     its document and check functions (nodes: nodeSchema, nodePatchDoc,
-//     fillNode).
+//     it appeared in (node_view.go's nodeFields, ports.go's portFields, …).
+//     Below that version the field is not shown, ?fields= may not name it
+//     and a list may not sort by it (406), and a write that sets it is
+//     refused (406: nodes' rejectNewerFields and PATCH gate, the others'
+//     gatedWrites), all derived from the row:
 //
-//       {"name", v88PortName, nullStrOf(func(p *baremetal.Port) string { return p.Name })},
+//	{"name", v88PortName, nullStrOf(func(p *baremetal.Port) string { return p.Name })},
+//
+//     A field a client may write is also a row of the resource's schema
+//     (nodes: a nodeWrites row in node_write.go, from which the create and
+//     PATCH schemas, the PATCH document and fillNode derive; ports: the
+//     schema, portDoc and checkPortDoc).
 //
 //   - A filter: a listParam row with the query parameter's name, its
-//     version and what it does to the store's filter (or, for what the
-//     store cannot filter, q.where); node_list.go's nodeListParams:
+//     version and what the value does to the store's filter (q.f) or,
+//     for what the store cannot filter, a test of each item (q.where);
+//     nodes.go's nodeListParams:
 //
-//       {name: "parent_node", min: v83ParentNode, read: func(q *nodeQuery, v string, _ bool) error {
-//           q.f.ParentNode = v
-//           return nil
-//       }},
+//	{name: "parent_node", min: v83ParentNode, read: setNodeString(func(f *store.NodeFilter) *string { return &f.ParentNode })},
 //
 //   - A sort key: a column in sortkeys.go's table of the resource, with
 //     the version of its field.
 //
-//   - A sub-resource link of the full view: a subLink row (name, version).
+//   - A sub-resource link of the full view: a subLink row (name, version);
+//     another collection that lists the resource: a parentList row.
 //
-//   - A resource: a resource[E, F] value (ports.go is a complete example)
-//     given to describe, and its routes() call in routes.go.
+//   - A resource: a resource[E, F] value given to describe (ports.go is a
+//     complete example, chassis.go a short one) and its routes() call in
+//     routes.go.
+//
+// test/apicompare then shows that nothing else changed.
 
 import (
 	"context"

@@ -109,45 +109,31 @@ func codecs(b *testing.B, run func(b *testing.B)) {
 	b.Run("encoding-json", func(b *testing.B) { withStdlibNodeView(func() { run(b) }) })
 }
 
-// BenchmarkCodecListNodesDetail500 is GET /v1/nodes/detail of 500 nodes
-// through the handler: the store's read, the view, the streamed body.
-func BenchmarkCodecListNodesDetail500(b *testing.B) {
-	e := benchNodes(b, 500)
-	codecs(b, func(b *testing.B) {
-		b.ReportAllocs()
-		var n int
-		for b.Loop() {
-			n = serveDiscard(b, e.h, "/v1/nodes/detail")
-		}
-		b.SetBytes(int64(n))
-	})
-}
-
-// BenchmarkCodecListNodes500 is GET /v1/nodes (the default fields) of 500
-// nodes through the handler.
-func BenchmarkCodecListNodes500(b *testing.B) {
-	e := benchNodes(b, 500)
-	codecs(b, func(b *testing.B) {
-		b.ReportAllocs()
-		var n int
-		for b.Loop() {
-			n = serveDiscard(b, e.h, "/v1/nodes")
-		}
-		b.SetBytes(int64(n))
-	})
-}
-
-// BenchmarkCodecGetNode is GET /v1/nodes/{node} through the handler.
-func BenchmarkCodecGetNode(b *testing.B) {
-	e := benchNodes(b, 1)
-	codecs(b, func(b *testing.B) {
-		b.ReportAllocs()
-		var n int
-		for b.Loop() {
-			n = serveDiscard(b, e.h, "/v1/nodes/bench-0")
-		}
-		b.SetBytes(int64(n))
-	})
+// BenchmarkCodecHandler is a GET through the handler (the store's read,
+// the view, the streamed body): a detailed list of 500 nodes, the default
+// list of 500 nodes, one node.
+func BenchmarkCodecHandler(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		nodes int
+		path  string
+	}{
+		{"ListNodesDetail500", 500, "/v1/nodes/detail"},
+		{"ListNodes500", 500, "/v1/nodes"},
+		{"GetNode", 1, "/v1/nodes/bench-0"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			e := benchNodes(b, c.nodes)
+			codecs(b, func(b *testing.B) {
+				b.ReportAllocs()
+				var n int
+				for b.Loop() {
+					n = serveDiscard(b, e.h, c.path)
+				}
+				b.SetBytes(int64(n))
+			})
+		})
+	}
 }
 
 // BenchmarkCodecRenderNodes500 is the encoder alone: the views of 500

@@ -3,8 +3,10 @@ package ironic
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -15,179 +17,102 @@ import (
 	"github.com/ferrometal/ferro/internal/store"
 )
 
-type allocationField struct {
-	name  string
-	min   int
-	write func(b []byte, a *baremetal.Allocation) []byte
-}
+// allocationFields are an allocation's fields in view order.
+var allocationFields = append(headFields(func(a *baremetal.Allocation) string { return a.UUID },
+	func(a *baremetal.Allocation) time.Time { return a.CreatedAt }, func(a *baremetal.Allocation) *time.Time { return a.UpdatedAt }),
+	[]viewField[*baremetal.Allocation]{
+		{"candidate_nodes", 0, stringsOf(func(a *baremetal.Allocation) []string { return a.CandidateNodes })},
+		{"extra", 0, objOf(func(a *baremetal.Allocation) baremetal.JSON { return a.Extra })},
+		{"last_error", 0, nullStrOf(func(a *baremetal.Allocation) string { return a.LastError })},
+		{"name", 0, nullStrOf(func(a *baremetal.Allocation) string { return a.Name })},
+		{"owner", v60AllocationOwner, nullStrOf(func(a *baremetal.Allocation) string { return a.Owner })},
+		{"resource_class", 0, nullStrOf(func(a *baremetal.Allocation) string { return a.ResourceClass })},
+		{"state", 0, strOf(func(a *baremetal.Allocation) string { return a.State })},
+		{"traits", 0, stringsOf(func(a *baremetal.Allocation) []string { return a.Traits })},
+		{"node_uuid", 0, nullStrOf(func(a *baremetal.Allocation) string { return a.NodeUUID })},
+	}...)
 
-var allocationFields = []allocationField{
-	{"uuid", 0, func(b []byte, a *baremetal.Allocation) []byte { return appendString(b, a.UUID) }},
-	{"created_at", 0, func(b []byte, a *baremetal.Allocation) []byte { return appendTime(b, a.CreatedAt) }},
-	{"updated_at", 0, func(b []byte, a *baremetal.Allocation) []byte { return appendNullTime(b, a.UpdatedAt) }},
-	{"candidate_nodes", 0, func(b []byte, a *baremetal.Allocation) []byte {
-		if a.CandidateNodes == nil {
-			return append(b, "[]"...)
-		}
-		return appendStrings(b, a.CandidateNodes)
-	}},
-	{"extra", 0, func(b []byte, a *baremetal.Allocation) []byte { return appendObject(b, a.Extra) }},
-	{"last_error", 0, func(b []byte, a *baremetal.Allocation) []byte { return appendNullString(b, a.LastError) }},
-	{"name", 0, func(b []byte, a *baremetal.Allocation) []byte { return appendNullString(b, a.Name) }},
-	{"owner", v60AllocationOwner, func(b []byte, a *baremetal.Allocation) []byte { return appendNullString(b, a.Owner) }},
-	{"resource_class", 0, func(b []byte, a *baremetal.Allocation) []byte { return appendNullString(b, a.ResourceClass) }},
-	{"state", 0, func(b []byte, a *baremetal.Allocation) []byte { return appendString(b, a.State) }},
-	{"traits", 0, func(b []byte, a *baremetal.Allocation) []byte {
-		if a.Traits == nil {
-			return append(b, "[]"...)
-		}
-		return appendStrings(b, a.Traits)
-	}},
-	{"node_uuid", 0, func(b []byte, a *baremetal.Allocation) []byte { return appendNullString(b, a.NodeUUID) }},
-}
+type allocationQuery = listQuery[baremetal.Allocation, store.AllocationFilter]
 
-var allocationFieldMin = func() map[string]int {
-	m := map[string]int{}
-	for _, f := range allocationFields {
-		m[f.name] = f.min
-	}
-	return m
-}()
+// allocationResource describes allocations (1.52). Their list and show
+// are the generic steps; their writes are their own (below): a created
+// allocation is handed to the conductor, which picks its node.
+var allocationResource = describe(&resource[baremetal.Allocation, store.AllocationFilter]{
+	path:       "allocations",
+	noun:       "allocation",
+	minVersion: v52Allocation,
+	tooOld:     allocationsTooOld,
+	byName:     true,
+	asWritten:  true,
+	exactKey:   true,
+	badName:    checkPortgroupName,
+	// A bad ?fields= is a 400 before the allocation is looked up.
+	fieldsBeforeLookup: true,
+	fields:             allocationFields,
+	invalidSort:        []string{"extra", "candidate_nodes", "traits"},
+	sortColumns:        allocationSortColumns,
+	// The allocation controller checks the sort key against the model's
+	// columns only (owner sorts below 1.60), and before ?fields=.
+	listChecks: []listCheck{checkSortColumn, checkFields},
+	noDetail:   true,
+	params: []listParam[baremetal.Allocation, store.AllocationFilter]{
+		{name: "resource_class", read: setString[baremetal.Allocation](func(f *store.AllocationFilter) *string { return &f.ResourceClass })},
+		{name: "state", read: setString[baremetal.Allocation](func(f *store.AllocationFilter) *string { return &f.State })},
+		{name: "owner", min: v60AllocationOwner, plain406: true, read: setString[baremetal.Allocation](func(f *store.AllocationFilter) *string { return &f.Owner })},
+		{name: "node", read: func(q *allocationQuery, v string, _ bool) error {
+			if v == "" {
+				return nil
+			}
+			n, err := lookupNodeArg(q.rq, q.s, v)
+			if err != nil {
+				return err
+			}
+			q.f.NodeUUID = n.UUID
+			return nil
+		}},
+		// The policy's scope: a caller who may not list all allocations
+		// sees its own project's.
+		{read: func(q *allocationQuery, _ string, _ bool) error {
+			own, err := q.rq.listProject(auth.RuleAllocListAll, q.f.Owner)
+			if own != "" {
+				q.f.Owner = own
+			}
+			return err
+		}},
+	},
+	buffered:  true,
+	ownWrites: true,
+	uuid:      func(a *baremetal.Allocation) string { return a.UUID },
+	storeOps: storeOps[baremetal.Allocation, store.AllocationFilter]{get: store.Store.GetAllocation,
+		list: store.Store.ListAllocations},
+	page: func(f *store.AllocationFilter) *store.Page { return &f.Page },
+})
 
-func appendAllocation(b []byte, a *baremetal.Allocation, minor int, base string, fs fieldSet) []byte {
-	o := newObj(b)
-	for i := range allocationFields {
-		f := &allocationFields[i]
-		if minor < f.min || !fs.want(f.name) {
-			continue
-		}
-		o.key(f.name)
-		o.b = f.write(o.b, a)
-	}
-	o.key("links")
-	o.b = appendLinks(o.b, base, "allocations", a.UUID)
-	return o.end()
-}
-
-// allocationsAllowed is Ironic's gate: below 1.52, reads are 404 and
+// allocationsTooOld is Ironic's gate: below 1.52, reads are 404 and
 // writes 405.
-func allocationsAllowed(rq *request) error {
-	if rq.minor >= v52Allocation {
-		return nil
-	}
+func allocationsTooOld(rq *request) error {
 	if rq.r.Method == http.MethodGet || rq.r.Method == http.MethodHead {
 		return notFound("The API version does not allow allocations")
 	}
 	return newError(http.StatusMethodNotAllowed, "The API version does not allow allocations")
 }
 
-func (s *server) lookupAllocation(ctx context.Context, ident string) (*baremetal.Allocation, error) {
-	if !isUUIDLike(ident) && !isValidLogicalName(ident) {
-		return nil, badRequest("Expected a logical name or UUID but received %s.", ident)
-	}
-	a, err := s.store.GetAllocation(ctx, ident)
+// lookupNodeArg is the node an allocation's argument names: one that is
+// not there is a 400 (the argument is wrong), not a 404.
+func lookupNodeArg(rq *request, s *server, ident string) (*baremetal.Node, error) {
+	n, err := lookupNode(rq.ctx(), s.store, ident, rq.minor)
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, allocationNotFound(ident)
+		var ae *apiError
+		if errors.As(err, &ae) && ae.status == http.StatusNotFound {
+			ae.status = http.StatusBadRequest
 		}
 		return nil, err
 	}
-	return a, nil
+	return n, nil
 }
 
-var allocationInvalidSortKeys = []string{"extra", "candidate_nodes", "traits"}
-
-// listAllocations is GET /v1/allocations.
-func (s *server) listAllocations(rq *request) error {
-	if err := allocationsAllowed(rq); err != nil {
-		return err
-	}
-	a, err := rq.queryArgs("node", "resource_class", "state", "marker", "limit", "sort_key", "sort_dir", "fields", "owner")
-	if err != nil {
-		return err
-	}
-	p, err := s.paging(a, allocationInvalidSortKeys, false)
-	if err != nil {
-		return err
-	}
-	if err := rq.checkSortColumn(p.sortKey, allocationSortColumns); err != nil {
-		return err
-	}
-	fields := a.stringList("fields")
-	if fields != nil {
-		if err := checkFields(fields, rq.minor, allocationFieldMin); err != nil {
-			return err
-		}
-		p.fields, p.fieldsGiven = fields, true
-	}
-	var f store.AllocationFilter
-	f.Page = p.page
-	f.ResourceClass = a.str("resource_class")
-	f.State = a.str("state")
-	if o, ok := a.optStr("owner"); ok {
-		if rq.minor < v60AllocationOwner {
-			return notAcceptable()
-		}
-		f.Owner = o
-	}
-	if ident := a.str("node"); ident != "" {
-		n, err := s.lookupNode(rq.ctx(), s.store, ident, rq.minor)
-		if err != nil {
-			var ae *apiError
-			if errors.As(err, &ae) && ae.status == http.StatusNotFound {
-				ae.status = http.StatusBadRequest
-			}
-			return err
-		}
-		f.NodeUUID = n.UUID
-	}
-	if own, err := rq.listProject(auth.RuleAllocListAll, f.Owner); err != nil {
-		return err
-	} else if own != "" {
-		f.Owner = own
-	}
-	if err := checkMarker(rq.ctx(), p.page.Marker, s.store.GetAllocation, allocationNotFound); err != nil {
-		return err
-	}
-	allocs, err := s.store.ListAllocations(rq.ctx(), f)
-	if err != nil {
-		return err
-	}
-	fs := newFieldSet(p.fields)
-	b := append(make([]byte, 0, 512*len(allocs)+64), `{"allocations": [`...)
-	for i, al := range allocs {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = appendAllocation(b, al, rq.minor, rq.base, fs)
-	}
-	b = append(b, ']')
-	var last string
-	if len(allocs) > 0 {
-		last = allocs[len(allocs)-1].UUID
-	}
-	extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields")
-	return rq.writeJSON(http.StatusOK, appendListEnd(b, rq.nextLink("allocations", p, len(allocs), last, extra...)))
-}
-
-// getAllocation is GET /v1/allocations/{allocation}.
-func (s *server) getAllocation(rq *request) error {
-	if err := allocationsAllowed(rq); err != nil {
-		return err
-	}
-	a, err := rq.queryArgs("fields")
-	if err != nil {
-		return err
-	}
-	fields := a.stringList("fields")
-	if err := checkFields(fields, rq.minor, allocationFieldMin); err != nil {
-		return err
-	}
-	al, err := s.lookupAllocation(rq.ctx(), rq.r.PathValue("allocation"))
-	if err != nil {
-		return err
-	}
-	return rq.writeJSON(http.StatusOK, appendAllocation(make([]byte, 0, 512), al, rq.minor, rq.base, newFieldSet(fields)))
+func (s *server) lookupAllocation(ctx context.Context, ident string) (*baremetal.Allocation, error) {
+	return allocationResource.lookup(ctx, s.store, ident, maxMinor)
 }
 
 // allocationSchema is Ironic's ALLOCATION_SCHEMA.
@@ -200,7 +125,7 @@ func validateAllocationDoc(doc map[string]any) error {
 	if err := checkAdditional("allocation", doc, func(k string) bool { _, ok := allocationSchema[k]; return ok }); err != nil {
 		return err
 	}
-	for _, k := range slices.Sorted(mapsKeys(doc)) {
+	for _, k := range slices.Sorted(maps.Keys(doc)) {
 		if err := checkKind("allocation", k, doc[k], allocationSchema[k]); err != nil {
 			return err
 		}
@@ -222,7 +147,7 @@ func validateAllocationDoc(doc map[string]any) error {
 // createAllocation is POST /v1/allocations: the allocation is stored in
 // state allocating and processed by the conductor before the answer.
 func (s *server) createAllocation(rq *request) error {
-	if err := allocationsAllowed(rq); err != nil {
+	if err := allocationResource.versionCheck(rq); err != nil {
 		return err
 	}
 	doc, err := rq.createBody("allocation")
@@ -255,12 +180,8 @@ func (s *server) createAllocation(rq *request) error {
 		if rq.minor < v58AllocationBackfill {
 			return badRequest("Cannot set node when creating an allocation in this API version")
 		}
-		n, err := s.lookupNode(rq.ctx(), s.store, nodeIdent, rq.minor)
+		n, err := lookupNodeArg(rq, s, nodeIdent)
 		if err != nil {
-			var ae *apiError
-			if errors.As(err, &ae) && ae.status == http.StatusNotFound {
-				ae.status = http.StatusBadRequest
-			}
 			return err
 		}
 		backfill = n
@@ -272,12 +193,8 @@ func (s *server) createAllocation(rq *request) error {
 		al.ResourceClass = backfill.ResourceClass
 	}
 	for _, ident := range strList(doc["candidate_nodes"]) {
-		n, err := s.lookupNode(rq.ctx(), s.store, ident, rq.minor)
+		n, err := lookupNodeArg(rq, s, ident)
 		if err != nil {
-			var ae *apiError
-			if errors.As(err, &ae) && ae.status == http.StatusNotFound {
-				ae.status = http.StatusBadRequest
-			}
 			return err
 		}
 		if !slices.Contains(al.CandidateNodes, n.UUID) {
@@ -328,7 +245,7 @@ func (s *server) createAllocation(rq *request) error {
 		}
 	}
 	rq.location("allocations/" + created.UUID)
-	return rq.writeJSON(http.StatusCreated, appendAllocation(make([]byte, 0, 512), created, rq.minor, rq.base, nil))
+	return rq.writeJSON(http.StatusCreated, allocationResource.appendOne(make([]byte, 0, 512), created, rq.render(s), nil))
 }
 
 // checkAllocationUnique reports a duplicate name or UUID as Ironic words it.
@@ -380,7 +297,7 @@ func (s *server) backfillAllocation(rq *request, al *baremetal.Allocation, node 
 // patchAllocation is PATCH /v1/allocations/{allocation} (1.57): name and
 // extra only.
 func (s *server) patchAllocation(rq *request) error {
-	if err := allocationsAllowed(rq); err != nil {
+	if err := allocationResource.versionCheck(rq); err != nil {
 		return err
 	}
 	if rq.minor < v57AllocationUpdate {
@@ -393,14 +310,9 @@ func (s *server) patchAllocation(rq *request) error {
 	if err != nil {
 		return err
 	}
-	ops, err := rq.readPatch()
+	ops, err := rq.readPatchOf(onlyPatching("name", "extra"))
 	if err != nil {
 		return err
-	}
-	for _, op := range ops {
-		if t := op.top(); t != "name" && t != "extra" {
-			return badRequest("Cannot patch %s. Only the following can be updated: name, extra", op.Path)
-		}
 	}
 	for _, v := range patchValues(ops, "/name") {
 		if name, ok := v.(string); ok && name != "" && !isValidLogicalName(name) {
@@ -444,12 +356,12 @@ func (s *server) patchAllocation(rq *request) error {
 	if err != nil {
 		return err
 	}
-	return rq.writeJSON(http.StatusOK, appendAllocation(make([]byte, 0, 512), updated, rq.minor, rq.base, nil))
+	return rq.writeJSON(http.StatusOK, allocationResource.appendOne(make([]byte, 0, 512), updated, rq.render(s), nil))
 }
 
 // deleteAllocation is DELETE /v1/allocations/{allocation}.
 func (s *server) deleteAllocation(rq *request) error {
-	if err := allocationsAllowed(rq); err != nil {
+	if err := allocationResource.versionCheck(rq); err != nil {
 		return err
 	}
 	if _, err := rq.queryArgs(); err != nil {
@@ -510,14 +422,14 @@ func (s *server) getNodeAllocation(rq *request) error {
 		return err
 	}
 	fields := a.stringList("fields")
-	if err := checkFields(fields, rq.minor, allocationFieldMin); err != nil {
+	if err := allocationResource.checkFields(fields, rq.minor); err != nil {
 		return err
 	}
 	al, err := s.nodeAllocation(rq)
 	if err != nil {
 		return err
 	}
-	return rq.writeJSON(http.StatusOK, appendAllocation(make([]byte, 0, 512), al, rq.minor, rq.base, newFieldSet(fields)))
+	return allocationResource.writeOne(rq, s, http.StatusOK, al, newFieldSet(fields))
 }
 
 // nodeAllocation is the allocation of the node in the path.

@@ -3,20 +3,16 @@ package ironic
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
-	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/noauth"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/allocations"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/nodes"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetal/v1/ports"
 
 	"github.com/ferrometal/ferro/internal/conductor"
-	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/driver/network"
 	"github.com/ferrometal/ferro/internal/store/sql"
@@ -26,11 +22,8 @@ import (
 // drivers over SQLite, as `ferro serve` wires them.
 func realConductorClient(t *testing.T) (*gophercloud.ServiceClient, *sql.DB) {
 	t.Helper()
-	db, err := sql.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := driver.NewRegistry(testHardwareTypes, driver.EnableAll(testHardwareTypes))
+	db := testStore(t)
+	reg := testRegistry()
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
 	// [conductor]'s defaults.
@@ -40,25 +33,14 @@ func realConductorClient(t *testing.T) (*gophercloud.ServiceClient, *sql.DB) {
 	if err := cond.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(Options{Store: db, Conductor: cond, MaxLimit: 1000, HeartbeatTimeout: time.Minute, Host: "conductor-under-test"}))
-	transport := &http.Transport{}
-	t.Cleanup(func() {
-		transport.CloseIdleConnections()
-		srv.Close()
+	t.Cleanup(func() { // after the server's, which gopherClient registers later
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := cond.Stop(ctx); err != nil {
 			t.Errorf("stop conductor: %v", err)
 		}
-		db.Close()
 	})
-	client, err := noauth.NewBareMetalNoAuth(noauth.EndpointOpts{IronicEndpoint: srv.URL + "/v1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client.HTTPClient = http.Client{Transport: transport}
-	client.Microversion = "1.82"
-	return client, db
+	return gopherClient(t, New(Options{Store: db, Conductor: cond, MaxLimit: 1000, HeartbeatTimeout: time.Minute, Host: "conductor-under-test"})), db
 }
 
 // waitState polls a node until it reaches a provision state and its lock

@@ -166,15 +166,9 @@ func (s *server) listConductors(rq *request) error {
 	if p.sortDir == "desc" {
 		slices.Reverse(list)
 	}
-	if p.page.Marker != "" {
-		i := slices.IndexFunc(list, func(cd *store.Conductor) bool { return cd.Hostname == p.page.Marker })
-		if i < 0 {
-			return notFound("Conductor %s could not be found.", p.page.Marker)
-		}
-		list = list[i+1:]
-	}
-	if len(list) > p.limit {
-		list = list[:p.limit]
+	list, err = pageAfter(list, p, func(cd *store.Conductor) string { return cd.Hostname }, conductorNotFound)
+	if err != nil {
+		return err
 	}
 	fs := newFieldSet(p.fields)
 	b := append(make([]byte, 0, 256*len(list)+64), `{"conductors": [`...)
@@ -201,9 +195,9 @@ func (s *server) getConductor(rq *request) error {
 	if err != nil {
 		return err
 	}
-	fields := a.stringList("fields")
-	if fields != nil && rq.minor < v8FieldsSubset {
-		return notAcceptable()
+	fields, err := rq.fieldsArg(a)
+	if err != nil {
+		return err
 	}
 	for _, f := range fields {
 		if !slices.Contains(conductorFieldNames, f) {
@@ -217,6 +211,10 @@ func (s *server) getConductor(rq *request) error {
 			return rq.writeJSON(http.StatusOK, c.appendConductor(nil, cd, rq.base, newFieldSet(fields)))
 		}
 	}
+	return conductorNotFound(host)
+}
+
+func conductorNotFound(host string) *apiError {
 	return notFound("Conductor %s could not be found.", host)
 }
 

@@ -3,6 +3,7 @@ package ironic
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,50 +17,25 @@ import (
 
 // deployTemplateResource is Ironic's deploy template (1.55), found by
 // UUID or name.
-var deployTemplateResource = &resource[*baremetal.DeployTemplate]{
-	path:        "deploy_templates",
-	key:         "deploy_templates",
-	what:        "deploy_template",
-	noun:        "deploy template",
-	wildcard:    "template",
-	minVersion:  v55DeployTemplates,
-	byName:      true,
+var deployTemplateResource = describe(&resource[baremetal.DeployTemplate, store.Page]{
+	path:       "deploy_templates",
+	noun:       "deploy template",
+	wildcard:   "template",
+	minVersion: v55DeployTemplates,
+	byName:     true,
+	fields: append([]viewField[*baremetal.DeployTemplate]{
+		{"uuid", 0, strOf(func(dt *baremetal.DeployTemplate) string { return dt.UUID })},
+		{"name", 0, strOf(func(dt *baremetal.DeployTemplate) string { return dt.Name })},
+		{"steps", 0, func(b []byte, dt *baremetal.DeployTemplate, _ *renderCtx) []byte {
+			return appendDeploySteps(b, dt.Steps)
+		}},
+		{"extra", 0, objOf(func(dt *baremetal.DeployTemplate) baremetal.JSON { return dt.Extra })},
+	}, stampFields(func(dt *baremetal.DeployTemplate) time.Time { return dt.CreatedAt },
+		func(dt *baremetal.DeployTemplate) *time.Time { return dt.UpdatedAt })...),
 	defaults:    []string{"uuid", "name"},
 	invalidSort: []string{"extra", "steps"},
 	sortColumns: deployTemplateSortColumns,
-	fieldMin:    fieldMinOf(v55DeployTemplates, "uuid", "name", "steps", "extra", "created_at", "updated_at"),
 	internal:    []string{"created_at", "id", "links", "updated_at", "uuid"},
-	view: func(o *objWriter, dt *baremetal.DeployTemplate, fs fieldSet, _ int) {
-		if fs.want("uuid") {
-			o.str("uuid", dt.UUID)
-		}
-		if fs.want("name") {
-			o.str("name", dt.Name)
-		}
-		if fs.want("steps") {
-			o.key("steps")
-			o.b = append(o.b, '[')
-			for i, st := range dt.Steps {
-				if i > 0 {
-					o.b = append(o.b, ", "...)
-				}
-				so := newObj(o.b)
-				so.str("interface", st.Interface)
-				so.str("step", st.Step)
-				so.key("args")
-				so.b = appendObject(so.b, st.Args)
-				so.key("priority")
-				so.b = strconv.AppendInt(so.b, int64(st.Priority), 10)
-				o.b = so.end()
-			}
-			o.b = append(o.b, ']')
-		}
-		if fs.want("extra") {
-			o.key("extra")
-			o.b = appendObject(o.b, dt.Extra)
-		}
-		appendStamps(o, dt.CreatedAt, dt.UpdatedAt, fs)
-	},
 	doc: func(dt *baremetal.DeployTemplate) map[string]any {
 		steps := make([]any, len(dt.Steps))
 		for i, st := range dt.Steps {
@@ -77,21 +53,28 @@ var deployTemplateResource = &resource[*baremetal.DeployTemplate]{
 	conflict: func(_ context.Context, _ store.Store, dt *baremetal.DeployTemplate) error {
 		return conflict("A deploy template with name %s already exists.", dt.Name)
 	},
-	newT:  func() *baremetal.DeployTemplate { return &baremetal.DeployTemplate{} },
-	clone: clonePtr[baremetal.DeployTemplate],
-	get: func(ctx context.Context, s store.Store, ident string) (*baremetal.DeployTemplate, error) {
-		return s.GetDeployTemplate(ctx, ident)
-	},
-	list: func(ctx context.Context, s store.Store, f listFilter) ([]*baremetal.DeployTemplate, error) {
-		return s.ListDeployTemplates(ctx, f.page)
-	},
-	create: func(ctx context.Context, s store.Store, dt *baremetal.DeployTemplate) error {
-		return s.CreateDeployTemplate(ctx, dt)
-	},
-	update: func(ctx context.Context, s store.Store, dt *baremetal.DeployTemplate) error {
-		return s.UpdateDeployTemplate(ctx, dt)
-	},
-	delete: func(ctx context.Context, s store.Store, id string) error { return s.DeleteDeployTemplate(ctx, id) },
+	storeOps: storeOps[baremetal.DeployTemplate, store.Page]{store.Store.GetDeployTemplate, store.Store.ListDeployTemplates,
+		store.Store.CreateDeployTemplate, store.Store.UpdateDeployTemplate, store.Store.DeleteDeployTemplate},
+	page: pageOf,
+})
+
+// appendDeploySteps appends a deploy template's steps.
+func appendDeploySteps(b []byte, steps []baremetal.DeployStep) []byte {
+	b = append(b, '[')
+	for i, st := range steps {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		so := newObj(b)
+		so.str("interface", st.Interface)
+		so.str("step", st.Step)
+		so.key("args")
+		so.b = appendObject(so.b, st.Args)
+		so.key("priority")
+		so.b = strconv.AppendInt(so.b, int64(st.Priority), 10)
+		b = so.end()
+	}
+	return append(b, ']')
 }
 
 // deployStepInterfaces are the interfaces a deploy step may name
@@ -104,7 +87,7 @@ var digitsRE = regexp.MustCompile(`^[0-9]+$`)
 // and duplicate_steps, and fills dt (the UUID apart).
 func checkDeployTemplateDoc(doc map[string]any, dt *baremetal.DeployTemplate) error {
 	const what = "deploy_template"
-	for _, k := range slices.Sorted(mapsKeys(doc)) {
+	for _, k := range slices.Sorted(maps.Keys(doc)) {
 		switch k {
 		case "description", "extra", "name", "steps", "uuid":
 		default:
@@ -152,7 +135,7 @@ func checkDeployTemplateDoc(doc map[string]any, dt *baremetal.DeployTemplate) er
 		if !ok {
 			return schemaError(what, "%s is not of type 'object'", pyRepr(r))
 		}
-		for _, k := range slices.Sorted(mapsKeys(m)) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if k != "args" && k != "interface" && k != "priority" && k != "step" {
 				return schemaError(what, "Additional properties are not allowed (%s was unexpected)", pyRepr(k))
 			}

@@ -242,16 +242,28 @@ type env struct {
 	logs *bytes.Buffer
 }
 
-// newEnv starts the API over a fresh SQLite store in t.TempDir().
-func newEnv(t testing.TB) *env {
+// testStore is a fresh SQLite store in t.TempDir(), closed when t ends.
+func testStore(t testing.TB) *sql.DB {
 	t.Helper()
 	db, err := sql.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	reg := driver.NewRegistry(testHardwareTypes, driver.EnableAll(testHardwareTypes))
-	fc := newFakeConductor(db, reg)
+	return db
+}
+
+// testRegistry is the driver registry of ferro's hardware types with every
+// interface enabled, as `ferro serve` builds it on its defaults.
+func testRegistry() *driver.Registry {
+	return driver.NewRegistry(testHardwareTypes, driver.EnableAll(testHardwareTypes))
+}
+
+// newEnv starts the API over a fresh SQLite store in t.TempDir().
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	db := testStore(t)
+	fc := newFakeConductor(db, testRegistry())
 	logs := &bytes.Buffer{}
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil))
 	o := Options{Store: db, Conductor: fc, MaxLimit: 1000, PublicEndpoint: "http://ferro.test:6385",
@@ -390,22 +402,19 @@ func (e *env) updateNode(ident string, fn func(n *baremetal.Node)) {
 func (e *env) snapshot() string {
 	e.t.Helper()
 	ctx := e.t.Context()
+	check := func(err error) {
+		if err != nil {
+			e.t.Fatal(err)
+		}
+	}
 	nodes, err := e.store.ListNodes(ctx, store.NodeFilter{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	check(err)
 	ports, err := e.store.ListPorts(ctx, store.PortFilter{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	check(err)
 	pgs, err := e.store.ListPortgroups(ctx, store.PortgroupFilter{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	check(err)
 	allocs, err := e.store.ListAllocations(ctx, store.AllocationFilter{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	check(err)
 	reservations := []string{}
 	for _, n := range nodes {
 		reservations = append(reservations, n.UUID+"="+n.Reservation)

@@ -32,7 +32,14 @@ func gopherEnv(t *testing.T) (*env, *gophercloud.ServiceClient) {
 	t.Helper()
 	e := newEnv(t)
 	e.opts.PublicEndpoint = ""
-	srv := httptest.NewServer(New(e.opts))
+	return e, gopherClient(t, New(e.opts))
+}
+
+// gopherClient serves h over real HTTP and returns a gophercloud client
+// for it at the maximal microversion.
+func gopherClient(t *testing.T, h http.Handler) *gophercloud.ServiceClient {
+	t.Helper()
+	srv := httptest.NewServer(h)
 	transport := &http.Transport{}
 	t.Cleanup(func() {
 		transport.CloseIdleConnections()
@@ -43,8 +50,8 @@ func gopherEnv(t *testing.T) (*env, *gophercloud.ServiceClient) {
 		t.Fatal(err)
 	}
 	client.HTTPClient = http.Client{Transport: transport}
-	client.Microversion = "1.82"
-	return e, client
+	client.Microversion = maxVersionString
+	return client
 }
 
 func TestGophercloud_NodeLifecycle(t *testing.T) {

@@ -3,7 +3,6 @@ package ironic
 import (
 	"errors"
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
@@ -58,15 +57,9 @@ func (s *server) listHistory(rq *request) error {
 	if err != nil {
 		return err
 	}
-	if p.page.Marker != "" {
-		i := slices.IndexFunc(events, func(e *baremetal.HistoryEvent) bool { return e.UUID == p.page.Marker })
-		if i < 0 {
-			return notFound("Node history record %s could not be found.", p.page.Marker)
-		}
-		events = events[i+1:]
-	}
-	if len(events) > p.limit {
-		events = events[:p.limit]
+	events, err = pageAfter(events, p, func(e *baremetal.HistoryEvent) string { return e.UUID }, historyNotFound)
+	if err != nil {
+		return err
 	}
 	isDetail := detail != nil && *detail
 	b := append(make([]byte, 0, 256*len(events)+64), `{"history": [`...)
@@ -95,13 +88,7 @@ func (s *server) listHistory(rq *request) error {
 
 // getHistoryEvent is GET /v1/nodes/{node}/history/{event} (1.78).
 func (s *server) getHistoryEvent(rq *request) error {
-	if rq.minor < v78NodeHistory {
-		return resourceNotFound()
-	}
-	if _, err := rq.queryArgs(); err != nil {
-		return err
-	}
-	n, err := s.node(rq)
+	n, err := s.pathNodeSince(rq, v78NodeHistory)
 	if err != nil {
 		return err
 	}
@@ -115,18 +102,16 @@ func (s *server) getHistoryEvent(rq *request) error {
 			return rq.writeJSON(http.StatusOK, appendHistoryEvent(nil, e, n.UUID, rq.base, true))
 		}
 	}
+	return historyNotFound(id)
+}
+
+func historyNotFound(id string) *apiError {
 	return notFound("Node history record %s could not be found.", id)
 }
 
 // getInventory is GET /v1/nodes/{node}/inventory (1.81).
 func (s *server) getInventory(rq *request) error {
-	if rq.minor < v81NodeInventory {
-		return resourceNotFound()
-	}
-	if _, err := rq.queryArgs(); err != nil {
-		return err
-	}
-	n, err := s.node(rq)
+	n, err := s.pathNodeSince(rq, v81NodeInventory)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 package ironic
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 )
@@ -41,26 +43,23 @@ func isSecretKey(k string) bool {
 			return v
 		}
 	}
-	lower := strings.ToLower(k)
-	v := false
-	for _, s := range sanitizeKeys {
-		if strings.Contains(lower, s) {
-			v = true
-			break
-		}
-	}
+	v := namesSecret(k)
 	var next map[string]bool
 	if cur == nil || len(*cur) >= 4096 {
 		next = map[string]bool{k: v}
 	} else {
-		next = make(map[string]bool, len(*cur)+1)
-		for kk, vv := range *cur {
-			next[kk] = vv
-		}
+		next = maps.Clone(*cur)
 		next[k] = v
 	}
 	secretKeys.CompareAndSwap(cur, &next)
 	return v
+}
+
+// namesSecret reports whether s, lower-cased, contains one of the words of
+// sanitizeKeys.
+func namesSecret(s string) bool {
+	lower := strings.ToLower(s)
+	return slices.ContainsFunc(sanitizeKeys, func(k string) bool { return strings.Contains(lower, k) })
 }
 
 // maskDriverInfo is the masker for driver_info. Beyond Ironic's keys,
@@ -99,15 +98,7 @@ func maskString(s string) string {
 	if !strings.ContainsAny(s, "=:-<") {
 		return s
 	}
-	lower := strings.ToLower(s)
-	found := false
-	for _, k := range sanitizeKeys {
-		if strings.Contains(lower, k) {
-			found = true
-			break
-		}
-	}
-	if !found {
+	if !namesSecret(s) {
 		return s
 	}
 	for _, re := range secretPatterns {

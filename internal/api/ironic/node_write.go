@@ -10,10 +10,386 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
 )
+
+// nodeWrite is one field a client writes on a node: its JSON kind, its
+// value in the document a PATCH applies to, and how a checked value is set
+// (nil: fillNode sets it, with its own checks).
+type nodeWrite struct {
+	name string
+	kind fieldKind
+	// patchOnly: a create may not give it; noPatch: a PATCH may not touch
+	// it, but it is part of the document Ironic validates.
+	patchOnly, noPatch bool
+	doc                func(n *baremetal.Node) any
+	set                func(n *baremetal.Node, v any)
+}
+
+func nodeString(name string, field func(n *baremetal.Node) *string) nodeWrite {
+	return nodeWrite{name: name, kind: kString,
+		doc: func(n *baremetal.Node) any { return nullable(*field(n)) },
+		set: func(n *baremetal.Node, v any) { *field(n) = strField(v) }}
+}
+
+// nodeUUIDString is a field holding a UUID, kept in canonical form.
+func nodeUUIDString(name string, field func(n *baremetal.Node) *string) nodeWrite {
+	w := nodeString(name, field)
+	w.set = func(n *baremetal.Node, v any) {
+		if *field(n) = strField(v); *field(n) != "" {
+			*field(n) = canonicalUUID(*field(n))
+		}
+	}
+	return w
+}
+
+func nodeObject(name string, field func(n *baremetal.Node) *baremetal.JSON) nodeWrite {
+	return nodeWrite{name: name, kind: kObject,
+		doc: func(n *baremetal.Node) any { return emptyIfNil(*field(n)) },
+		set: func(n *baremetal.Node, v any) { *field(n) = objField(v) }}
+}
+
+func nodeFlag(name string, field func(n *baremetal.Node) *bool) nodeWrite {
+	return nodeWrite{name: name, kind: kBoolish,
+		doc: func(n *baremetal.Node) any { return *field(n) },
+		set: func(n *baremetal.Node, v any) {
+			b, _ := boolField(name, v)
+			*field(n) = b != nil && *b
+		}}
+}
+
+// nodeOptFlag is a boolean that may be unset (null).
+func nodeOptFlag(name string, field func(n *baremetal.Node) **bool) nodeWrite {
+	return nodeWrite{name: name, kind: kBoolish,
+		doc: func(n *baremetal.Node) any {
+			if *field(n) == nil {
+				return nil
+			}
+			return **field(n)
+		},
+		set: func(n *baremetal.Node, v any) { *field(n), _ = boolField(name, v) }}
+}
+
+// nodeWrites are the fields a node create or PATCH may give. Each
+// <kind>_interface is one too (nodeWriteFields adds them).
+var nodeWrites = []nodeWrite{
+	nodeOptFlag("automated_clean", func(n *baremetal.Node) **bool { return &n.AutomatedClean }),
+	{name: "boot_mode", kind: kString, noPatch: true, doc: func(n *baremetal.Node) any { return nullable(n.BootMode) },
+		set: func(n *baremetal.Node, v any) { n.BootMode = strField(v) }},
+	// The chassis's existence is checked by the caller, which has a
+	// transaction (checkNodeChassis).
+	nodeUUIDString("chassis_uuid", func(n *baremetal.Node) *string { return &n.ChassisUUID }),
+	{name: "conductor_group", kind: kString, doc: func(n *baremetal.Node) any { return n.ConductorGroup }},
+	{name: "console_enabled", kind: kBoolish, noPatch: true, doc: func(n *baremetal.Node) any { return n.ConsoleEnabled },
+		set: func(n *baremetal.Node, v any) {
+			if b, _ := boolField("console_enabled", v); b != nil {
+				n.ConsoleEnabled = *b
+			}
+		}},
+	nodeString("description", func(n *baremetal.Node) *string { return &n.Description }),
+	{name: "driver", kind: kStringReq, doc: func(n *baremetal.Node) any { return n.Driver },
+		set: func(n *baremetal.Node, v any) { n.Driver = strField(v) }},
+	nodeObject("driver_info", func(n *baremetal.Node) *baremetal.JSON { return &n.DriverInfo }),
+	nodeObject("extra", func(n *baremetal.Node) *baremetal.JSON { return &n.Extra }),
+	nodeObject("instance_info", func(n *baremetal.Node) *baremetal.JSON { return &n.InstanceInfo }),
+	nodeUUIDString("instance_uuid", func(n *baremetal.Node) *string { return &n.InstanceUUID }),
+	nodeString("lessee", func(n *baremetal.Node) *string { return &n.Lessee }),
+	nodeFlag("maintenance", func(n *baremetal.Node) *bool { return &n.Maintenance }),
+	nodeString("name", func(n *baremetal.Node) *string { return &n.Name }),
+	nodeObject("network_data", func(n *baremetal.Node) *baremetal.JSON { return &n.NetworkData }),
+	nodeString("owner", func(n *baremetal.Node) *string { return &n.Owner }),
+	nodeObject("properties", func(n *baremetal.Node) *baremetal.JSON { return &n.Properties }),
+	onlyPatched(nodeFlag("protected", func(n *baremetal.Node) *bool { return &n.Protected })),
+	onlyPatched(nodeString("protected_reason", func(n *baremetal.Node) *string { return &n.ProtectedReason })),
+	nodeString("resource_class", func(n *baremetal.Node) *string { return &n.ResourceClass }),
+	nodeFlag("retired", func(n *baremetal.Node) *bool { return &n.Retired }),
+	nodeString("retired_reason", func(n *baremetal.Node) *string { return &n.RetiredReason }),
+	{name: "secure_boot", kind: kBoolish, noPatch: true, doc: nodeOptFlag("", func(n *baremetal.Node) **bool { return &n.SecureBoot }).doc,
+		set: func(n *baremetal.Node, v any) { n.SecureBoot, _ = boolField("secure_boot", v) }},
+	nodeString("shard", func(n *baremetal.Node) *string { return &n.Shard }),
+	{name: "uuid", kind: kString, noPatch: true, doc: func(n *baremetal.Node) any { return n.UUID }},
+}
+
+func onlyPatched(w nodeWrite) nodeWrite {
+	w.patchOnly = true
+	return w
+}
+
+// nodeWriteFields is nodeWrites with the interfaces, by name.
+var nodeWriteFields = func() []nodeWrite {
+	all := slices.Clone(nodeWrites)
+	for _, kind := range apiInterfaceKinds {
+		all = append(all, nodeWrite{name: kind + "_interface", kind: kString,
+			doc: func(n *baremetal.Node) any { return nullable(n.Interfaces[kind]) }})
+	}
+	slices.SortFunc(all, func(a, b nodeWrite) int { return strings.Compare(a.name, b.name) })
+	return all
+}()
+
+// nodeSchema is the JSON type of every field a node create accepts;
+// nodePatchSchema of every field of a patched node's document.
+var nodeSchema, nodePatchSchema = func() (create, patch map[string]fieldKind) {
+	create, patch = map[string]fieldKind{}, map[string]fieldKind{}
+	for _, w := range nodeWriteFields {
+		patch[w.name] = w.kind
+		if !w.patchOnly {
+			create[w.name] = w.kind
+		}
+	}
+	return create, patch
+}()
+
+// nodePatchAllowed are the top-level fields a node PATCH may touch.
+var nodePatchAllowed = func() []string {
+	var names []string
+	for _, w := range nodeWriteFields {
+		if !w.noPatch {
+			names = append(names, w.name)
+		}
+	}
+	return names
+}()
+
+// apiInterfaceKinds are the interface kinds the API exposes as
+// <kind>_interface (firmware arrives in 1.86, above ferro's maximum).
+var apiInterfaceKinds = []string{
+	"bios", "boot", "console", "deploy", "inspect", "management", "network",
+	"power", "raid", "rescue", "storage", "vendor",
+}
+
+const nodeDescriptionMax = 4096
+
+// validateNodeDoc checks a node document (a create body, or a node after
+// a patch) against the schema and Ironic's extra validators.
+func validateNodeDoc(doc map[string]any, schema map[string]fieldKind) error {
+	if err := checkAdditional("node", doc, func(k string) bool { _, ok := schema[k]; return ok }); err != nil {
+		return err
+	}
+	if _, ok := doc["driver"]; !ok {
+		return schemaError("node", "'driver' is a required property  Failed validating 'required' in schema")
+	}
+	keys := slices.Sorted(maps.Keys(doc))
+	for _, k := range keys {
+		if err := checkKind("node", k, doc[k], schema[k]); err != nil {
+			return err
+		}
+	}
+	if d := strField(doc["description"]); utf8.RuneCountInString(d) > nodeDescriptionMax {
+		return schemaError("node", "%s is too long  Failed validating 'maxLength' in schema['properties']['description']", pyRepr(d))
+	}
+	if rc := strField(doc["resource_class"]); utf8.RuneCountInString(rc) > 80 {
+		return schemaError("node", "%s is too long  Failed validating 'maxLength' in schema['properties']['resource_class']", pyRepr(rc))
+	}
+	for _, k := range []string{"uuid", "chassis_uuid", "instance_uuid"} {
+		if v, ok := doc[k].(string); ok && !isUUIDLike(v) {
+			return badRequest("Expected UUID for %s: %s", k, v)
+		}
+	}
+	for _, k := range []string{"automated_clean", "console_enabled", "protected", "maintenance", "retired", "secure_boot"} {
+		if _, err := boolField(k, doc[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rejectNewerFields is Ironic's reject_fields_in_newer_versions: a field
+// the requested version does not have may only be given empty.
+func rejectNewerFields(doc map[string]any, minor int) error {
+	for k, v := range doc {
+		m, ok := nodeResource.fieldMin[k]
+		if !ok || minor >= m {
+			continue
+		}
+		switch {
+		case v == nil:
+		case k == "conductor_group" && v == "":
+		default:
+			return notAcceptable()
+		}
+	}
+	return nil
+}
+
+// reservedNodeNames are the words under /v1/nodes that are not node names.
+var reservedNodeNames = []string{"detail", "maintenance", "management", "states", "validate", "vendor_passthru"}
+
+// checkNodeName is Ironic's _check_names_acceptable.
+func checkNodeName(name string, minor int, msgFormat string) error {
+	if minor < v5NodeName {
+		return notAcceptable()
+	}
+	if !validNodeName(name, minor) {
+		return badRequest(msgFormat, name)
+	}
+	if slices.Contains(reservedNodeNames, name) {
+		return badRequest("The word \"%s\" is reserved and can not be used as a node name. Reserved words are: %s.",
+			name, strings.Join(reservedNodeNames, ", "))
+	}
+	return nil
+}
+
+// noConductorFor is Ironic's NoValidHost for a driver no conductor runs.
+func noConductorFor(drv, group string) *apiError {
+	return badRequest("No valid host was found. Reason: No conductor service registered which supports driver %s for conductor group \"%s\".", drv, group)
+}
+
+// createNode is POST /v1/nodes.
+func (s *server) createNode(rq *request) error {
+	doc, err := rq.createBody("node")
+	if err != nil {
+		return err
+	}
+	if err := validateNodeDoc(doc, nodeSchema); err != nil {
+		return err
+	}
+	if err := rejectNewerFields(doc, rq.minor); err != nil {
+		return err
+	}
+	n := &baremetal.Node{Interfaces: map[string]string{}}
+	if id := strField(doc["uuid"]); id != "" {
+		n.UUID = canonicalUUID(id)
+	} else {
+		n.UUID = uuid.NewString()
+	}
+	if name, ok := doc["name"].(string); ok {
+		if err := checkNodeName(name, rq.minor, "Cannot create node with invalid name '%s'"); err != nil {
+			return err
+		}
+	}
+	if err := s.fillNode(n, doc, nil, false); err != nil {
+		return err
+	}
+	if rq.minor < v11EnrollState {
+		n.ProvisionState = states.Available
+	} else {
+		n.ProvisionState = states.Enroll
+	}
+	if n.ResourceClass == "" {
+		n.ResourceClass = s.opts.DefaultResourceClass
+	}
+	n.CreatedAt = s.now().UTC()
+	err = s.store.InTx(rq.ctx(), func(tx store.Store) error {
+		if err := s.checkNodeChassis(rq.ctx(), tx, n, ""); err != nil {
+			return err
+		}
+		if err := tx.CreateNode(rq.ctx(), n); err != nil {
+			return s.nodeConflict(rq.ctx(), err, n, "")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// The node as written is the node as stored: no need to read it back.
+	rq.location("nodes/" + n.UUID)
+	return nodeResource.writeOne(rq, s, http.StatusCreated, n, nil)
+}
+
+// nodeConflict turns a store conflict on a node write into Ironic's
+// message: duplicate name, UUID or instance.
+func (s *server) nodeConflict(ctx context.Context, err error, n *baremetal.Node, selfUUID string) error {
+	if !errors.Is(err, store.ErrConflict) {
+		return err
+	}
+	if n.Name != "" {
+		if other, gerr := s.store.GetNode(ctx, n.Name); gerr == nil && other.UUID != selfUUID {
+			return conflict("A node with name %s already exists.", n.Name)
+		}
+	}
+	if selfUUID == "" {
+		if _, gerr := s.store.GetNode(ctx, n.UUID); gerr == nil {
+			return conflict("A node with UUID %s already exists.", n.UUID)
+		}
+	}
+	if n.InstanceUUID != "" {
+		return conflict("Instance %s is already associated with a node, it cannot be associated with this other node %s", n.InstanceUUID, n.UUID)
+	}
+	return conflict("Conflict.")
+}
+
+// fillNode sets n's API-settable fields from a validated document. For a
+// patch, old is the node before it and patched names the fields the patch
+// touched; interfaces the patch left alone keep their values unless the
+// driver changed.
+func (s *server) fillNode(n *baremetal.Node, doc map[string]any, patched map[string]bool, resetIfaces bool) error {
+	oldDriver := n.Driver
+	for _, w := range nodeWrites {
+		if w.set != nil {
+			w.set(n, doc[w.name])
+		}
+	}
+	group := strings.ToLower(strField(doc["conductor_group"]))
+	if !validConductorGroup(group) {
+		return badRequest("Expected a conductor group but received %s.", group)
+	}
+	n.ConductorGroup = group
+
+	reg := s.cond.Registry()
+	if _, ok := reg.HardwareType(n.Driver); !ok {
+		return noConductorFor(n.Driver, n.ConductorGroup)
+	}
+	driverChanged := patched != nil && n.Driver != oldDriver
+	if n.Interfaces == nil {
+		n.Interfaces = map[string]string{}
+	}
+	for _, kind := range driver.Kinds {
+		field := kind + "_interface"
+		requested, given := doc[field].(string)
+		explicit := given && (patched == nil || patched[field])
+		switch {
+		case explicit:
+			if err := reg.CheckInterface(n.Driver, kind, requested); err != nil {
+				return badRequest("%s", sentence(trimSentinel(err, driver.ErrInvalidParameter)))
+			}
+			n.Interfaces[kind] = requested
+			continue
+		case patched != nil && patched[field]:
+			// Removed or set to null: back to the default.
+		case patched != nil && !driverChanged && n.Interfaces[kind] != "":
+			continue
+		case patched != nil && driverChanged && !resetIfaces && n.Interfaces[kind] != "":
+			// Ironic's check_and_update_node_interfaces: without
+			// reset_interfaces, an interface the new hardware type does
+			// not support is an error, not a silent reset.
+			if reg.CheckInterface(n.Driver, kind, n.Interfaces[kind]) == nil {
+				continue
+			}
+			return badRequest("%s interface implementation '%s' is not supported by hardware type %s.", kind, n.Interfaces[kind], n.Driver)
+		}
+		def, err := reg.DefaultInterface(n.Driver, kind)
+		if err != nil {
+			return badRequest("For hardware type '%s', no default value found for %s interface could be determined. Please ensure the interfaces are enabled.", n.Driver, kind)
+		}
+		n.Interfaces[kind] = def
+	}
+	return nil
+}
+
+// checkNodeChassis checks that the chassis a node names exists, unless it
+// is the one the node had (old).
+func (s *server) checkNodeChassis(ctx context.Context, tx store.Store, n *baremetal.Node, old string) error {
+	if n.ChassisUUID == "" || n.ChassisUUID == old {
+		return nil
+	}
+	if _, err := tx.GetChassis(ctx, n.ChassisUUID); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return badRequest("Chassis %s could not be found.", n.ChassisUUID)
+		}
+		return err
+	}
+	return nil
+}
+
+// validNameMessage is the format of Ironic's error for a bad new name.
+func validNameMessage(ident string) string {
+	return fmt.Sprintf("Node %s: Cannot change name to invalid name ", ident) + "'%s'"
+}
 
 // updateAllowedStates are the states with a target in which a node may
 // still be updated: Ironic's UPDATE_ALLOWED_STATES (ironic/common/states.py).
@@ -27,54 +403,9 @@ var updateAllowedStates = []string{
 // nodePatchDoc is the node as the JSON document a PATCH applies to: the
 // patchable fields, unset ones as null and dicts as objects.
 func nodePatchDoc(n *baremetal.Node) map[string]any {
-	str := func(s string) any {
-		if s == "" {
-			return nil
-		}
-		return s
-	}
-	obj := func(m baremetal.JSON) any {
-		if m == nil {
-			return map[string]any{}
-		}
-		return m
-	}
-	boolp := func(b *bool) any {
-		if b == nil {
-			return nil
-		}
-		return *b
-	}
-	doc := map[string]any{
-		"automated_clean":  boolp(n.AutomatedClean),
-		"chassis_uuid":     str(n.ChassisUUID),
-		"conductor_group":  n.ConductorGroup,
-		"description":      str(n.Description),
-		"driver":           n.Driver,
-		"driver_info":      obj(n.DriverInfo),
-		"extra":            obj(n.Extra),
-		"instance_info":    obj(n.InstanceInfo),
-		"instance_uuid":    str(n.InstanceUUID),
-		"lessee":           str(n.Lessee),
-		"maintenance":      n.Maintenance,
-		"name":             str(n.Name),
-		"network_data":     obj(n.NetworkData),
-		"owner":            str(n.Owner),
-		"properties":       obj(n.Properties),
-		"protected":        n.Protected,
-		"protected_reason": str(n.ProtectedReason),
-		"resource_class":   str(n.ResourceClass),
-		"retired":          n.Retired,
-		"retired_reason":   str(n.RetiredReason),
-		"shard":            str(n.Shard),
-		// Not patchable, but part of the document Ironic validates.
-		"boot_mode":       str(n.BootMode),
-		"secure_boot":     boolp(n.SecureBoot),
-		"console_enabled": n.ConsoleEnabled,
-		"uuid":            n.UUID,
-	}
-	for _, kind := range apiInterfaceKinds {
-		doc[kind+"_interface"] = str(n.Interfaces[kind])
+	doc := make(map[string]any, len(nodeWriteFields))
+	for _, w := range nodeWriteFields {
+		doc[w.name] = w.doc(n)
 	}
 	return doc
 }
@@ -93,21 +424,13 @@ func (s *server) patchNode(rq *request) error {
 	if err != nil {
 		return err
 	}
-	reset, err := a.boolean("reset_interfaces")
+	reset, err := a.booleanSince(rq, "reset_interfaces", v45ResetInterfaces)
 	if err != nil {
 		return err
 	}
-	if reset != nil && rq.minor < v45ResetInterfaces {
-		return notAcceptable()
-	}
-	ops, err := rq.readPatch()
+	ops, err := rq.readPatchOf(onlyPatching(nodePatchAllowed...))
 	if err != nil {
 		return err
-	}
-	for _, op := range ops {
-		if !slices.Contains(nodePatchAllowed, op.top()) {
-			return badRequest("Cannot patch %s. Only the following can be updated: %s", op.Path, strings.Join(nodePatchAllowed, ", "))
-		}
 	}
 	for _, f := range nodeFields {
 		if rq.minor < f.min && len(patchValues(ops, "/"+f.name)) > 0 {
@@ -180,7 +503,7 @@ func (s *server) patchNode(rq *request) error {
 	if err != nil {
 		return err
 	}
-	return rq.writeJSON(http.StatusOK, appendNode(make([]byte, 0, 4096), n, rq.render(s), nil))
+	return nodeResource.writeOne(rq, s, http.StatusOK, n, nil)
 }
 
 // nodeConflictTx words a conflict found while updating a node.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -21,13 +22,34 @@ type patchOp struct {
 
 var patchPathRE = regexp.MustCompile(`^(/[\w-]+)+$`)
 
-// readPatch reads a request's body as a JSON Patch.
-func (rq *request) readPatch() ([]patchOp, error) {
+// readPatchOf reads a request's body as a JSON Patch whose every
+// operation check accepts.
+func (rq *request) readPatchOf(check func(op patchOp) error) ([]patchOp, error) {
 	body, err := rq.readBody()
 	if err != nil {
 		return nil, err
 	}
-	return parsePatch(body)
+	ops, err := parsePatch(body)
+	if err != nil {
+		return nil, err
+	}
+	for _, op := range ops {
+		if err := check(op); err != nil {
+			return nil, err
+		}
+	}
+	return ops, nil
+}
+
+// onlyPatching is the check of a PATCH that may touch the named top-level
+// fields only.
+func onlyPatching(allowed ...string) func(op patchOp) error {
+	return func(op patchOp) error {
+		if !slices.Contains(allowed, op.top()) {
+			return badRequest("Cannot patch %s. Only the following can be updated: %s", op.Path, strings.Join(allowed, ", "))
+		}
+		return nil
+	}
 }
 
 // parsePatch decodes and checks a PATCH body as Ironic's args.patch schema.

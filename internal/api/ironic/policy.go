@@ -37,33 +37,34 @@ func (s *server) authorize(rq *request, route auth.Route) error {
 		if ident == "" {
 			ident = rq.r.URL.Query().Get("node")
 		}
-		n, err := s.lookupNode(rq.ctx(), s.store, ident, rq.minor)
+		n, err := lookupNode(rq.ctx(), s.store, ident, rq.minor)
 		if err != nil {
 			return forbidden(route.Rule)
 		}
 		t, getRule, hidden = nodeTarget(n), auth.RuleNodeGet, nodeNotFound(ident)
-	case auth.TargetPort:
-		id := rq.r.PathValue("port")
-		p, err := s.store.GetPort(rq.ctx(), id)
+	case auth.TargetPort, auth.TargetPortgroup:
+		// The node the port or portgroup belongs to is the target.
+		var nodeUUID string
+		if route.Target == auth.TargetPort {
+			id := rq.r.PathValue("port")
+			p, err := s.store.GetPort(rq.ctx(), id)
+			if err != nil {
+				return forbidden(route.Rule)
+			}
+			nodeUUID, getRule, hidden = p.NodeUUID, auth.RulePortGet, portNotFound(id)
+		} else {
+			id := rq.r.PathValue("portgroup")
+			pg, err := s.lookupPortgroup(rq.ctx(), s.store, id, rq.minor)
+			if err != nil {
+				return forbidden(route.Rule)
+			}
+			nodeUUID, getRule, hidden = pg.NodeUUID, auth.RulePortgroupGet, portgroupNotFound(id)
+		}
+		n, err := s.store.GetNode(rq.ctx(), nodeUUID)
 		if err != nil {
 			return forbidden(route.Rule)
 		}
-		n, err := s.store.GetNode(rq.ctx(), p.NodeUUID)
-		if err != nil {
-			return forbidden(route.Rule)
-		}
-		t, getRule, hidden = nodeTarget(n), auth.RulePortGet, portNotFound(id)
-	case auth.TargetPortgroup:
-		id := rq.r.PathValue("portgroup")
-		pg, err := s.lookupPortgroup(rq.ctx(), s.store, id)
-		if err != nil {
-			return forbidden(route.Rule)
-		}
-		n, err := s.store.GetNode(rq.ctx(), pg.NodeUUID)
-		if err != nil {
-			return forbidden(route.Rule)
-		}
-		t, getRule, hidden = nodeTarget(n), auth.RulePortgroupGet, portgroupNotFound(id)
+		t = nodeTarget(n)
 	case auth.TargetAllocation:
 		id := rq.r.PathValue("allocation")
 		al, err := s.lookupAllocation(rq.ctx(), id)

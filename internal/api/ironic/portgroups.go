@@ -15,86 +15,72 @@ const defaultPortgroupMode = "active-backup"
 // portgroupFields are a portgroup's fields in view order, each with the
 // version that may ask for it in ?fields= (and sort by it). Ironic 21.4
 // hides none below its version, mode and properties included.
-var portgroupFields = []viewField[*baremetal.Portgroup]{
-	{"uuid", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendString(b, pg.UUID) }},
-	{"created_at", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendTime(b, pg.CreatedAt) }},
-	{"updated_at", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullTime(b, pg.UpdatedAt) }},
-	{"address", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.Address) }},
-	{"extra", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendObject(b, pg.Extra) }},
-	{"internal_info", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendObject(b, pg.InternalInfo) }},
-	{"mode", v26PortgroupMode, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.Mode) }},
-	{"name", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.Name) }},
-	{"node_uuid", 0, func(b []byte, pg *baremetal.Portgroup) []byte { return appendNullString(b, pg.NodeUUID) }},
-	{"properties", v26PortgroupMode, func(b []byte, pg *baremetal.Portgroup) []byte { return appendObject(b, pg.Properties) }},
-	{"standalone_ports_supported", 0, func(b []byte, pg *baremetal.Portgroup) []byte {
-		return appendBool(b, pg.StandalonePortsSupported)
-	}},
-}
+var portgroupFields = append(headFields(func(pg *baremetal.Portgroup) string { return pg.UUID },
+	func(pg *baremetal.Portgroup) time.Time { return pg.CreatedAt }, func(pg *baremetal.Portgroup) *time.Time { return pg.UpdatedAt }),
+	[]viewField[*baremetal.Portgroup]{
+		{"address", 0, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.Address })},
+		{"extra", 0, objOf(func(pg *baremetal.Portgroup) baremetal.JSON { return pg.Extra })},
+		{"internal_info", 0, objOf(func(pg *baremetal.Portgroup) baremetal.JSON { return pg.InternalInfo })},
+		{"mode", v26PortgroupMode, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.Mode })},
+		{"name", 0, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.Name })},
+		{"node_uuid", 0, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.NodeUUID })},
+		{"properties", v26PortgroupMode, objOf(func(pg *baremetal.Portgroup) baremetal.JSON { return pg.Properties })},
+		{"standalone_ports_supported", 0, boolOf(func(pg *baremetal.Portgroup) bool { return pg.StandalonePortsSupported })},
+	}...)
+
+// portgroupGated are the writable fields a version below theirs may not set.
+var portgroupGated = gatedWrites(portgroupFields, portgroupSchema)
 
 // portgroupResource describes portgroups (1.23; per node from 1.24).
-var portgroupResource = &resource[*baremetal.Portgroup]{
+var portgroupResource = describe(&resource[baremetal.Portgroup, store.PortgroupFilter]{
 	path:        "portgroups",
-	key:         "portgroups",
-	what:        "portgroup",
 	noun:        "portgroup",
-	wildcard:    "portgroup",
 	minVersion:  v23Portgroups,
 	byName:      true,
 	asWritten:   true,
 	exactKey:    true,
 	badName:     checkPortgroupName,
+	fields:      portgroupFields,
+	showBelow:   true,
 	defaults:    []string{"uuid", "address", "name"},
 	invalidSort: []string{"extra", "internal_info", "properties"},
 	sortColumns: portgroupSortColumns,
-	fieldMin:    tableFieldMin(portgroupFields),
 	internal:    []string{"created_at", "id", "links", "updated_at", "uuid", "internal_info", "ports"},
 	mandatory:   []string{"node_uuid"},
-	subLinks:    []string{"ports"},
-	view:        tableView(portgroupFields, false),
+	subLinks:    []subLink{{"ports", 0}},
 	doc:         portgroupDoc,
 	check:       checkPortgroupDoc,
 	uuid:        func(pg *baremetal.Portgroup) string { return pg.UUID },
 	setNew:      func(pg *baremetal.Portgroup, id string, _ time.Time) { pg.UUID = id },
 	node:        func(pg *baremetal.Portgroup) string { return pg.NodeUUID },
 	anyPower:    true,
-	nodeListMin: v24PortgroupSubcontrol,
-	listArgs:    []string{"address"},
-	filter:      portgroupFilter,
-	buffered:    true,
-	precheck:    portgroupPrecheck,
+	parents:     []parentList{{"nodes/{node}", v24PortgroupSubcontrol}},
+	// A node (of ?node= or the path, which wins) or else an address.
+	params: []listParam[baremetal.Portgroup, store.PortgroupFilter]{{name: "node"}, {name: "address"}},
+	resolve: func(q *listQuery[baremetal.Portgroup, store.PortgroupFilter]) (err error) {
+		if q.f.NodeUUID, q.path, err = nodeScope(q.rq, q.s, q.args, q.path, true); err != nil || q.f.NodeUUID != "" {
+			return err
+		}
+		q.f.Address, err = macArg(q.args)
+		return err
+	},
+	buffered: true,
+	precheck: portgroupPrecheck,
 	patchGate: func(rq *request, ops []patchOp) error {
-		if rq.minor < v26PortgroupMode && (firstOpTouches(ops, "/mode") || firstOpTouches(ops, "/properties")) {
-			return notAcceptable()
+		// Ironic's is_path_updated looks at the first operation only.
+		for field, m := range portgroupGated {
+			if rq.minor < m && firstOpTouches(ops, "/"+field) {
+				return notAcceptable()
+			}
 		}
 		return nil
 	},
 	reread:   true,
 	conflict: portgroupConflict,
-	newT:     func() *baremetal.Portgroup { return &baremetal.Portgroup{} },
-	clone:    clonePtr[baremetal.Portgroup],
-	get: func(ctx context.Context, s store.Store, id string) (*baremetal.Portgroup, error) {
-		return s.GetPortgroup(ctx, id)
-	},
-	list: func(ctx context.Context, s store.Store, f listFilter) ([]*baremetal.Portgroup, error) {
-		return s.ListPortgroups(ctx, store.PortgroupFilter{Page: f.page, NodeUUID: f.node, Address: f.address})
-	},
-	create: func(ctx context.Context, s store.Store, pg *baremetal.Portgroup) error {
-		return s.CreatePortgroup(ctx, pg)
-	},
-	update: func(ctx context.Context, s store.Store, pg *baremetal.Portgroup) error {
-		return s.UpdatePortgroup(ctx, pg)
-	},
-	delete: func(ctx context.Context, tx store.Store, id string) error {
-		ports, err := tx.ListPorts(ctx, store.PortFilter{PortgroupUUID: id, Page: store.Page{Limit: 1}})
-		if err != nil {
-			return err
-		}
-		if len(ports) > 0 {
-			return badRequest("Cannot complete the requested action because portgroup %s contains ports.", id)
-		}
-		return tx.DeletePortgroup(ctx, id)
-	},
-}
+	page:     func(f *store.PortgroupFilter) *store.Page { return &f.Page },
+	storeOps: storeOps[baremetal.Portgroup, store.PortgroupFilter]{store.Store.GetPortgroup, store.Store.ListPortgroups,
+		store.Store.CreatePortgroup, store.Store.UpdatePortgroup, deletePortgroup},
+})
 
 // checkPortgroupName refuses an identifier that is neither a UUID nor a
 // logical name.
@@ -106,19 +92,8 @@ func checkPortgroupName(ident string) error {
 }
 
 // lookupPortgroup finds a portgroup by UUID or name.
-func (s *server) lookupPortgroup(ctx context.Context, tx store.Store, ident string) (*baremetal.Portgroup, error) {
-	return portgroupResource.lookup(ctx, tx, ident)
-}
-
-// portgroupFilter reads a portgroup list's node (of ?node= or the path,
-// which wins) or else its address.
-func portgroupFilter(rq *request, s *server, a args) (listFilter, string, error) {
-	f, resource, err := nodeFilter(rq, s, a, "portgroups", true)
-	if err != nil || f.node != "" {
-		return f, resource, err
-	}
-	f.address, err = macArg(a)
-	return f, resource, err
+func (s *server) lookupPortgroup(ctx context.Context, tx store.Store, ident string, minor int) (*baremetal.Portgroup, error) {
+	return portgroupResource.lookup(ctx, tx, ident, minor)
 }
 
 var portgroupSchema = map[string]fieldKind{
@@ -141,12 +116,14 @@ func portgroupDoc(pg *baremetal.Portgroup) map[string]any {
 func checkPortgroupDoc(doc map[string]any, pg *baremetal.Portgroup, w writeCtx) error {
 	create := w.create
 	patchOnly(doc, w, "internal_info", "created_at", "updated_at")
-	if err := checkDocKinds(doc, portgroupSchema, "portgroup", "node_uuid"); err != nil {
+	if err := checkDocKinds(doc, portgroupSchema, "portgroup", true, "node_uuid"); err != nil {
 		return err
 	}
-	if create && w.minor < v26PortgroupMode {
-		if doc["mode"] != nil || doc["properties"] != nil {
-			return notAcceptable()
+	if create {
+		for k, m := range portgroupGated {
+			if doc[k] != nil && w.minor < m {
+				return notAcceptable()
+			}
 		}
 	}
 	for _, k := range []string{"uuid", "node_uuid"} {
@@ -214,4 +191,16 @@ func portgroupPrecheck(ctx context.Context, tx store.Store, _ *baremetal.Node, p
 		}
 	}
 	return nil
+}
+
+// deletePortgroup deletes a portgroup that has no ports.
+func deletePortgroup(tx store.Store, ctx context.Context, id string) error {
+	ports, err := tx.ListPorts(ctx, store.PortFilter{PortgroupUUID: id, Page: store.Page{Limit: 1}})
+	if err != nil {
+		return err
+	}
+	if len(ports) > 0 {
+		return badRequest("Cannot complete the requested action because portgroup %s contains ports.", id)
+	}
+	return tx.DeletePortgroup(ctx, id)
 }

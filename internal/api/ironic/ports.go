@@ -16,64 +16,58 @@ import (
 
 // portFields are a port's fields in view order, each with the version
 // it appeared in: below it the field is neither shown nor may be asked for.
-var portFields = []viewField[*baremetal.Port]{
-	{"uuid", 0, func(b []byte, p *baremetal.Port) []byte { return appendString(b, p.UUID) }},
-	{"created_at", 0, func(b []byte, p *baremetal.Port) []byte { return appendTime(b, p.CreatedAt) }},
-	{"updated_at", 0, func(b []byte, p *baremetal.Port) []byte { return appendNullTime(b, p.UpdatedAt) }},
-	{"address", 0, func(b []byte, p *baremetal.Port) []byte { return appendString(b, p.Address) }},
-	{"extra", 0, func(b []byte, p *baremetal.Port) []byte { return appendObject(b, p.Extra) }},
-	{"internal_info", v18PortInternalInfo, func(b []byte, p *baremetal.Port) []byte { return appendObject(b, p.InternalInfo) }},
-	{"is_smartnic", v53SmartNIC, func(b []byte, p *baremetal.Port) []byte { return appendBool(b, p.IsSmartNIC) }},
-	{"local_link_connection", v19PortAdvancedNet, func(b []byte, p *baremetal.Port) []byte {
-		return appendObject(b, p.LocalLinkConnection)
-	}},
-	{"physical_network", v34PortPhysicalNetwork, func(b []byte, p *baremetal.Port) []byte {
-		return appendNullString(b, p.PhysicalNetwork)
-	}},
-	{"pxe_enabled", v19PortAdvancedNet, func(b []byte, p *baremetal.Port) []byte { return appendBool(b, p.PXEEnabled) }},
-	{"node_uuid", 0, func(b []byte, p *baremetal.Port) []byte { return appendNullString(b, p.NodeUUID) }},
-	{"portgroup_uuid", v24PortgroupSubcontrol, func(b []byte, p *baremetal.Port) []byte {
-		return appendNullString(b, p.PortgroupUUID)
-	}},
-}
-
-var portFieldMin = tableFieldMin(portFields)
+var portFields = append(headFields(func(p *baremetal.Port) string { return p.UUID },
+	func(p *baremetal.Port) time.Time { return p.CreatedAt }, func(p *baremetal.Port) *time.Time { return p.UpdatedAt }),
+	[]viewField[*baremetal.Port]{
+		{"address", 0, strOf(func(p *baremetal.Port) string { return p.Address })},
+		{"extra", 0, objOf(func(p *baremetal.Port) baremetal.JSON { return p.Extra })},
+		{"internal_info", v18PortInternalInfo, objOf(func(p *baremetal.Port) baremetal.JSON { return p.InternalInfo })},
+		{"is_smartnic", v53SmartNIC, boolOf(func(p *baremetal.Port) bool { return p.IsSmartNIC })},
+		{"local_link_connection", v19PortAdvancedNet, objOf(func(p *baremetal.Port) baremetal.JSON { return p.LocalLinkConnection })},
+		{"physical_network", v34PortPhysicalNetwork, nullStrOf(func(p *baremetal.Port) string { return p.PhysicalNetwork })},
+		{"pxe_enabled", v19PortAdvancedNet, boolOf(func(p *baremetal.Port) bool { return p.PXEEnabled })},
+		{"node_uuid", 0, nullStrOf(func(p *baremetal.Port) string { return p.NodeUUID })},
+		{"portgroup_uuid", v24PortgroupSubcontrol, nullStrOf(func(p *baremetal.Port) string { return p.PortgroupUUID })},
+	}...)
 
 // portGated are the writable fields a version below theirs may not set
 // (Ironic's _check_allowed_port_fields).
-var portGated = map[string]int{
-	"pxe_enabled": v19PortAdvancedNet, "local_link_connection": v19PortAdvancedNet,
-	"portgroup_uuid": v24PortgroupSubcontrol, "physical_network": v34PortPhysicalNetwork,
-	"is_smartnic": v53SmartNIC,
-}
+var portGated = gatedWrites(portFields, portSchema)
 
 // portResource describes ports (every version; per node, and per
 // portgroup from 1.24).
-var portResource = &resource[*baremetal.Port]{
-	path:             "ports",
-	key:              "ports",
-	what:             "port",
-	noun:             "port",
-	wildcard:         "port",
-	idField:          "port_uuid",
-	asWritten:        true,
-	exactKey:         true,
-	defaults:         []string{"uuid", "address"},
-	invalidSort:      []string{"extra", "internal_info", "local_link_connection"},
-	sortColumns:      portSortColumns,
-	fieldMin:         portFieldMin,
-	internal:         []string{"created_at", "id", "links", "updated_at", "uuid", "internal_info"},
-	mandatory:        []string{"address", "node_uuid"},
-	view:             tableView(portFields, true),
-	doc:              portDoc,
-	check:            checkPortDoc,
-	uuid:             func(p *baremetal.Port) string { return p.UUID },
-	setNew:           func(p *baremetal.Port, id string, now time.Time) { p.UUID, p.CreatedAt = id, now },
-	node:             func(p *baremetal.Port) string { return p.NodeUUID },
-	anyPower:         true,
-	portgroupListMin: v24PortgroupSubcontrol,
-	listArgs:         []string{"node_uuid", "address", "portgroup"},
-	filter:           portFilter,
+var portResource = describe(&resource[baremetal.Port, store.PortFilter]{
+	path:        "ports",
+	noun:        "port",
+	idField:     "port_uuid",
+	asWritten:   true,
+	exactKey:    true,
+	fields:      portFields,
+	defaults:    []string{"uuid", "address"},
+	invalidSort: []string{"extra", "internal_info", "local_link_connection"},
+	sortColumns: portSortColumns,
+	internal:    []string{"created_at", "id", "links", "updated_at", "uuid", "internal_info"},
+	mandatory:   []string{"address", "node_uuid"},
+	doc:         portDoc,
+	check:       checkPortDoc,
+	uuid:        func(p *baremetal.Port) string { return p.UUID },
+	setNew:      func(p *baremetal.Port, id string, now time.Time) { p.UUID, p.CreatedAt = id, now },
+	node:        func(p *baremetal.Port) string { return p.NodeUUID },
+	anyPower:    true,
+	parents:     []parentList{{"nodes/{node}", 0}, {"portgroups/{portgroup}", v24PortgroupSubcontrol}},
+	params: []listParam[baremetal.Port, store.PortFilter]{
+		{name: "portgroup", min: v24PortgroupSubcontrol, plain406: true, ifSet: true},
+		{name: "node_uuid", read: func(_ *portQuery, v string, _ bool) error { return checkUUIDArg("node_uuid", v) }},
+		{name: "node", read: func(q *portQuery, v string, _ bool) error {
+			// A node's name needs 1.5, unless node_uuid names the node.
+			if !q.args.has("node_uuid") && v != "" && q.rq.minor < v5NodeName && !isUUIDLike(v) {
+				return notAcceptable()
+			}
+			return nil
+		}},
+		{name: "address", read: func(q *portQuery, _ string, _ bool) error { _, err := macArg(q.args); return err }},
+	},
+	resolve: portScope,
 	own: func(rq *request, s *server) (func(*baremetal.Port) bool, error) {
 		own, err := rq.listProject(auth.RulePortListAll, "")
 		if err != nil || own == "" {
@@ -103,40 +97,24 @@ var portResource = &resource[*baremetal.Port]{
 	conflict: func(_ context.Context, _ store.Store, p *baremetal.Port) error {
 		return conflict("A port with MAC address %s already exists.", p.Address)
 	},
-	newT:  func() *baremetal.Port { return &baremetal.Port{} },
-	clone: clonePtr[baremetal.Port],
-	get: func(ctx context.Context, s store.Store, id string) (*baremetal.Port, error) {
-		return s.GetPort(ctx, id)
-	},
-	list: func(ctx context.Context, s store.Store, f listFilter) ([]*baremetal.Port, error) {
-		return s.ListPorts(ctx, store.PortFilter{Page: f.page, NodeUUID: f.node, PortgroupUUID: f.portgroup, Address: f.address})
-	},
-	create: func(ctx context.Context, s store.Store, p *baremetal.Port) error { return s.CreatePort(ctx, p) },
-	update: func(ctx context.Context, s store.Store, p *baremetal.Port) error { return s.UpdatePort(ctx, p) },
-	delete: func(ctx context.Context, s store.Store, id string) error { return s.DeletePort(ctx, id) },
-}
+	storeOps: storeOps[baremetal.Port, store.PortFilter]{store.Store.GetPort, store.Store.ListPorts,
+		store.Store.CreatePort, store.Store.UpdatePort, store.Store.DeletePort},
+	page: func(f *store.PortFilter) *store.Page { return &f.Page },
+})
 
-// portFilter reads a port list's filter: a portgroup (of ?portgroup=,
+type portQuery = listQuery[baremetal.Port, store.PortFilter]
+
+// portScope reads a port list's filter: a portgroup (of ?portgroup=,
 // 1.24, or the path), a node (of ?node=, ?node_uuid= or the path), not
 // both, or else an address.
-func portFilter(rq *request, s *server, a args) (listFilter, string, error) {
-	var f listFilter
+func portScope(q *portQuery) error {
+	rq, a := q.rq, q.args
 	parentNode := rq.r.PathValue("node")
 	parentPG := rq.r.PathValue("portgroup")
 	pgIdent := a.str("portgroup")
-	if pgIdent != "" && rq.minor < v24PortgroupSubcontrol {
-		return f, "", notAcceptable()
-	}
-	nodeUUIDArg, err := a.uuidArg("node_uuid")
-	if err != nil {
-		return f, "", err
-	}
 	nodeIdent := a.str("node")
-	if nodeUUIDArg == "" && nodeIdent != "" && rq.minor < v5NodeName && !isUUIDLike(nodeIdent) {
-		return f, "", notAcceptable()
-	}
-	if nodeUUIDArg != "" {
-		nodeIdent = nodeUUIDArg
+	if a.has("node_uuid") {
+		nodeIdent = a.str("node_uuid")
 	}
 	if parentNode != "" {
 		nodeIdent = parentNode
@@ -144,37 +122,33 @@ func portFilter(rq *request, s *server, a args) (listFilter, string, error) {
 	if parentPG != "" {
 		pgIdent = parentPG
 	}
-	address, err := macArg(a)
-	if err != nil {
-		return f, "", err
-	}
+	address, _ := macArg(a) // checked by its row
 	if nodeIdent != "" && pgIdent != "" {
-		return f, "", newError(http.StatusForbidden, "Operation not permitted.")
+		return newError(http.StatusForbidden, "Operation not permitted.")
 	}
 	switch {
 	case pgIdent != "":
-		pg, err := s.lookupPortgroup(rq.ctx(), s.store, pgIdent)
+		pg, err := q.s.lookupPortgroup(rq.ctx(), q.s.store, pgIdent, rq.minor)
 		if err != nil {
-			return f, "", err
+			return err
 		}
-		f.portgroup = pg.UUID
+		q.f.PortgroupUUID = pg.UUID
 	case nodeIdent != "":
-		n, err := s.lookupNode(rq.ctx(), s.store, nodeIdent, rq.minor)
+		n, err := lookupNode(rq.ctx(), q.s.store, nodeIdent, rq.minor)
 		if err != nil {
-			return f, "", err
+			return err
 		}
-		f.node = n.UUID
+		q.f.NodeUUID = n.UUID
 	case address != "":
-		f.address = address
+		q.f.Address = address
 	}
-	resource := "ports"
 	switch {
 	case parentNode != "":
-		resource = "nodes/" + parentNode + "/ports"
+		q.path = "nodes/" + parentNode + "/ports"
 	case parentPG != "":
-		resource = "portgroups/" + parentPG + "/ports"
+		q.path = "portgroups/" + parentPG + "/ports"
 	}
-	return f, resource, nil
+	return nil
 }
 
 // portPrecheck checks a port's portgroup, physical network and MAC
@@ -250,7 +224,7 @@ func portDoc(p *baremetal.Port) map[string]any {
 func checkPortDoc(doc map[string]any, p *baremetal.Port, w writeCtx) error {
 	minor, create := w.minor, w.create
 	patchOnly(doc, w, "internal_info", "created_at", "updated_at")
-	if err := checkDocKinds(doc, portSchema, "port", "address", "node_uuid"); err != nil {
+	if err := checkDocKinds(doc, portSchema, "port", true, "address", "node_uuid"); err != nil {
 		return err
 	}
 	addr := strField(doc["address"])
@@ -307,16 +281,6 @@ func checkPortDoc(doc map[string]any, p *baremetal.Port, w writeCtx) error {
 		return badRequest("Smart NIC port must have port_id and hostname in local_link_connection")
 	}
 	return nil
-}
-
-func mapsKeys(m map[string]any) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func pyTypeName(v any) string {

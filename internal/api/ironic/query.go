@@ -3,6 +3,7 @@ package ironic
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -28,15 +29,8 @@ func (rq *request) queryArgs(allowed ...string) (args, error) {
 	if err != nil {
 		return args{}, badRequest("Invalid query string: %v", err)
 	}
-	var unknown []string
-	for k := range v {
-		if !slices.Contains(allowed, k) {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return args{}, badRequest("Unexpected arguments: %s", strings.Join(unknown, ", "))
+	if err := unexpectedArgs(maps.Keys(v), allowed); err != nil {
+		return args{}, err
 	}
 	return args{v: v}, nil
 }
@@ -87,6 +81,21 @@ func (a args) boolean(name string) (*bool, error) {
 	if !ok {
 		return nil, nil
 	}
+	return boolArg(name, s)
+}
+
+// booleanSince is boolean for a parameter of version min: given below
+// it, 406.
+func (a args) booleanSince(rq *request, name string, min int) (*bool, error) {
+	b, err := a.boolean(name)
+	if err == nil && b != nil && rq.minor < min {
+		return nil, notAcceptable()
+	}
+	return b, err
+}
+
+// boolArg is a given boolean parameter.
+func boolArg(name, s string) (*bool, error) {
 	b, err := parseBool(name, s)
 	if err != nil {
 		return nil, err
@@ -129,6 +138,11 @@ func (a args) stringList(name string) []string {
 	if !ok {
 		return nil
 	}
+	return splitList(s)
+}
+
+// splitList is a given list parameter (never nil).
+func splitList(s string) []string {
 	out := []string{}
 	for _, item := range strings.Split(s, ",") {
 		item = strings.ToLower(strings.TrimSpace(item))
@@ -145,10 +159,15 @@ func (a args) uuidArg(name string) (string, error) {
 	if !ok {
 		return "", nil
 	}
+	return s, checkUUIDArg(name, s)
+}
+
+// checkUUIDArg refuses a given parameter that is not a UUID.
+func checkUUIDArg(name, s string) error {
 	if !isUUIDLike(s) {
-		return "", badRequest("Expected UUID for %s: %s", name, s)
+		return badRequest("Expected UUID for %s: %s", name, s)
 	}
-	return s, nil
+	return nil
 }
 
 // listParams are the paging and sorting parameters of every collection.
@@ -209,6 +228,15 @@ func (s *server) paging(a args, invalidSortKeys []string, markerIsName bool) (li
 	return p, nil
 }
 
+// fieldsArg is the fields parameter (1.8); nil when absent.
+func (rq *request) fieldsArg(a args) ([]string, error) {
+	fields := a.stringList("fields")
+	if fields != nil && rq.minor < v8FieldsSubset {
+		return nil, notAcceptable()
+	}
+	return fields, nil
+}
+
 // returnFields works out fields and detail like Ironic's
 // get_request_return_fields: fields needs 1.8, detail 1.43, not both.
 // It returns nil for "all fields".
@@ -217,9 +245,9 @@ func (rq *request) returnFields(a args, p *listParams, defaults []string) error 
 	if err != nil {
 		return err
 	}
-	fields := a.stringList("fields")
-	if fields != nil && rq.minor < v8FieldsSubset {
-		return notAcceptable()
+	fields, err := rq.fieldsArg(a)
+	if err != nil {
+		return err
 	}
 	if detail != nil && rq.minor < v43DetailQuery {
 		return badRequest("Invalid query parameter ?detail=%s received.", a.str("detail"))
@@ -292,56 +320,6 @@ func newFieldSet(fields []string) fieldSet {
 // want reports whether a field is to be rendered.
 func (fs fieldSet) want(name string) bool { return fs == nil || fs[name] }
 
-// checkFields validates a fields parameter of ports, portgroups or
-// allocations against the resource's field → minimum version table: an
-// unknown field is a 400, a field above the request's version a 406.
-func checkFields(fields []string, minor int, fieldMin map[string]int) error {
-	for _, f := range fields {
-		if _, ok := fieldMin[f]; !ok {
-			return badRequest("Field(s) \"%s\" are not valid", f)
-		}
-	}
-	for _, f := range fields {
-		if minor < fieldMin[f] {
-			return notAcceptable()
-		}
-	}
-	return nil
-}
-
-// itemFields is the fields argument of a GET of one object (1.8), checked
-// against fieldMin; nil when absent.
-func (rq *request) itemFields(a args, fieldMin map[string]int) ([]string, error) {
-	fields := a.stringList("fields")
-	if fields == nil {
-		return nil, nil
-	}
-	if rq.minor < v8FieldsSubset {
-		return nil, notAcceptable()
-	}
-	return fields, checkFields(fields, rq.minor, fieldMin)
-}
-
-// sortAndFields gates the sort key by its field's microversion and applies
-// the fields parameter (a /detail list always shows every field), for the
-// ports and portgroups lists.
-func (rq *request) sortAndFields(a args, p *listParams, fieldMin map[string]int, defaults []string, detailPath bool) error {
-	if m, ok := fieldMin[p.sortKey]; ok && rq.minor < m {
-		return notAcceptable()
-	}
-	if detailPath {
-		p.fields = nil
-		return nil
-	}
-	if err := rq.returnFields(a, p, defaults); err != nil {
-		return err
-	}
-	if p.fieldsGiven {
-		return checkFields(p.fields, rq.minor, fieldMin)
-	}
-	return nil
-}
-
 // checkMarker answers the kind's not-found error when a list's marker
 // names no object; get reads one by its marker.
 func checkMarker[T any](ctx context.Context, marker string, get func(context.Context, string) (T, error), notFound func(string) *apiError) error {
@@ -355,6 +333,23 @@ func checkMarker[T any](ctx context.Context, marker string, get func(context.Con
 		return err
 	}
 	return nil
+}
+
+// pageAfter is the part of list after the item the page's marker names
+// (all of it without a marker), cut to the page's limit, for lists the
+// store does not page; notFound answers a marker that names no item.
+func pageAfter[T any](list []T, p listParams, key func(T) string, notFound func(string) *apiError) ([]T, error) {
+	if m := p.page.Marker; m != "" {
+		i := slices.IndexFunc(list, func(v T) bool { return key(v) == m })
+		if i < 0 {
+			return nil, notFound(m)
+		}
+		list = list[i+1:]
+	}
+	if len(list) > p.limit {
+		list = list[:p.limit]
+	}
+	return list, nil
 }
 
 // macArg is the address filter of a port or portgroup list, in the form

@@ -1,8 +1,53 @@
 package ironic
 
+// A resource of the API (nodes, ports, portgroups, chassis, allocations,
+// deploy templates, volume connectors and targets) is a description, not a
+// handler: one resource[E, F] value says what the resource's list, show,
+// create, PATCH and delete steps need, and those steps (below) are the
+// same for every resource. Where a resource truly differs from them, the
+// difference is a field of the description with its reason beside it
+// (listChecks, fieldError, tooOld, find, fieldsBeforeLookup, showBelow,
+// ownWrites, …), and resource_test.go shows each.
+//
+// What a microversion adds is a row:
+//
+//   - A field: a viewField row in the resource's table, with the version
+//     it appeared in (node_view.go's nodeFields, ports.go's portFields, …).
+//     Below that version the field is not shown, ?fields= may not name it
+//     and a list may not sort by it (406), and a write that sets it is
+//     refused (406: nodes' rejectNewerFields and PATCH gate, the others'
+//     gatedWrites), all derived from the row:
+//
+//	{"name", v88PortName, nullStrOf(func(p *baremetal.Port) string { return p.Name })},
+//
+//     A field a client may write is also a row of the resource's schema
+//     (nodes: a nodeWrites row in node_write.go, from which the create and
+//     PATCH schemas, the PATCH document and fillNode derive; ports: the
+//     schema, portDoc and checkPortDoc).
+//
+//   - A filter: a listParam row with the query parameter's name, its
+//     version and what the value does to the store's filter (q.f) or,
+//     for what the store cannot filter, a test of each item (q.where);
+//     nodes.go's nodeListParams:
+//
+//	{name: "parent_node", min: v83ParentNode, read: setNodeString(func(f *store.NodeFilter) *string { return &f.ParentNode })},
+//
+//   - A sort key: a column in sortkeys.go's table of the resource, with
+//     the version of its field.
+//
+//   - A sub-resource link of the full view: a subLink row (name, version);
+//     another collection that lists the resource: a parentList row.
+//
+//   - A resource: a resource[E, F] value given to describe (ports.go is a
+//     complete example, chassis.go a short one) and its routes() call in
+//     routes.go.
+//
+// test/apicompare then shows that nothing else changed.
+
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,20 +59,21 @@ import (
 	"github.com/ferrometal/ferro/internal/store"
 )
 
-// resource describes one of the REST resources that are rows of a table
-// (chassis, deploy templates, volume connectors and targets, ports,
-// portgroups): they share every list, show, create, PATCH and delete
-// step, and differ only in what this description says. A new field is a
-// change to the description alone.
-type resource[T any] struct {
-	path     string // below /v1: "chassis", "volume/connectors"; the links' resource
-	key      string // the list's key: "chassis", "connectors"
-	what     string // the body's name in schema errors: "chassis", "connector"
-	noun     string // "volume connector", for messages
-	wildcard string // the route's name for the identifier: "chassis", "volume"
+// resource describes one REST resource whose items are rows of a table;
+// *E is the item, F the store's list filter.
+type resource[E, F any] struct {
+	path string // below /v1: "chassis", "volume/connectors"; the links' resource
+	noun string // "volume connector", for messages
+	// key is the list's key ("connectors"; path when empty), what the
+	// body's name in schema errors ("connector"; the noun's words joined by
+	// _ when empty), wildcard the route's name for the identifier
+	// ("volume"; what when empty).
+	key, what, wildcard string
 	// minVersion is the microversion the resource appeared in: below it
-	// every route answers 404.
+	// every route answers tooOld's error (404 when nil).
 	minVersion int
+	tooOld     func(rq *request) error
+
 	// idField names the identifier in the error for one that is not a
 	// UUID; byName accepts a name too (never an error then).
 	idField string
@@ -41,51 +87,76 @@ type resource[T any] struct {
 	// badName, when set, refuses a name (an identifier that is not a
 	// UUID) before it is looked up.
 	badName func(name string) error
+	// find, when set, replaces the generic lookup: a node's name is an
+	// identifier only from 1.5 (lookupNode).
+	find func(ctx context.Context, tx store.Store, ident string, minor int) (*E, error)
+	// fieldsBeforeLookup: a show checks ?fields= before it looks the item
+	// up, so that a bad field is a 400 even for an item that is not there
+	// (allocations).
+	fieldsBeforeLookup bool
 
-	defaults    []string // a list's fields when fields is not given
+	// fields is the view, in order, each field with its version.
+	fields []viewField[*E]
+	// showBelow: a field is shown below its version too (only ?fields=
+	// and sorting are gated): Ironic 21.4's portgroups show mode and
+	// properties at every version.
+	showBelow bool
+	// subLinks are the sub-resources a full view links to: "nodes".
+	subLinks []subLink
+	defaults []string // a list's fields when fields is not given
+	// fieldError words an unknown name in ?fields= (nil: Ironic's common
+	// 'Field(s) "x" are not valid').
+	fieldError func(name string) *apiError
+
 	invalidSort []string
-	sortColumns sortColumns // what Ironic sorts on (sortkeys.go)
-	fieldMin    map[string]int
-	internal    []string // what a PATCH may not touch
-	mandatory   []string // what a PATCH may not remove
-	subLinks    []string // sub-resources a full view links to: "nodes"
-
-	// view writes the fields (all of them when fs is nil) the microversion
-	// has, links apart.
-	view func(o *objWriter, v T, fs fieldSet, minor int)
-	// doc is v as the document a PATCH applies to; check validates a
-	// created or patched document and fills v from it, but for the UUID
-	// (docUUID's, set by setNew).
-	doc   func(v T) map[string]any
-	check func(doc map[string]any, v T, w writeCtx) error
-	uuid  func(v T) string
-	// setNew gives a new v its UUID and creation time.
-	setNew func(v T, id string, now time.Time)
-	// node is the node v belongs to, nil for resources that belong to
-	// none: a node's resources change under its lock, only while it is
-	// powered off (unless anyPower), and are listed per node too, from
-	// nodeListMin on.
-	node        func(v T) string
-	anyPower    bool
-	nodeListMin int
-	// portgroupListMin > 0: listed per portgroup too, from that version.
-	portgroupListMin int
-	// listArgs are the list's filters beyond node; filter reads them (and
-	// the node, and the parent in the path) into a store filter, and says
-	// the collection's path for the next link. nil: the node filter only.
-	listArgs []string
-	filter   func(rq *request, s *server, a args) (listFilter, string, error)
+	sortColumns sortColumns // what Ironic sorts on (sortkeys.go); nil: the store decides
+	// listChecks is the order a list checks its sort key and fields in
+	// (nil: defaultListChecks): the first error found is the answer, and
+	// Ironic's controllers differ.
+	listChecks []listCheck
+	// noDetail: the list has neither ?detail= nor /detail (allocations).
+	noDetail bool
+	// params are the list's filters, in the order they are checked.
+	params []listParam[E, F]
+	// resolve, when set, runs after params: for filters that decide
+	// together (a port's node, portgroup or address, the path's parent).
+	resolve func(q *listQuery[E, F]) error
+	// parents are the other collections that list the resource:
+	// "nodes/{node}" for ports, from a version.
+	parents []parentList
 	// own, when set, is the policy's scope of a list: nil keep for all
 	// items, else only those keep accepts (read whole, then cut to the
 	// page).
-	own func(rq *request, s *server) (keep func(v T) bool, err error)
+	own func(rq *request, s *server) (keep func(v *E) bool, err error)
 	// buffered: a list is sent in one piece (with a Content-Length) however
 	// long, not streamed.
 	buffered bool
+
+	internal  []string // what a PATCH may not touch
+	mandatory []string // what a PATCH may not remove
+
+	// ownWrites: create, PATCH and delete are the resource's own handlers,
+	// registered in routes.go, not the generic steps below: a node's
+	// writes run through its state machine, driver interfaces and lock,
+	// an allocation's through the conductor, which picks its node.
+	ownWrites bool
+	// doc is v as the document a PATCH applies to; check validates a
+	// created or patched document and fills v from it, but for the UUID
+	// (docUUID's, set by setNew).
+	doc   func(v *E) map[string]any
+	check func(doc map[string]any, v *E, w writeCtx) error
+	uuid  func(v *E) string
+	// setNew gives a new v its UUID and creation time.
+	setNew func(v *E, id string, now time.Time)
+	// node is the node v belongs to, nil for resources that belong to
+	// none: a node's resources change under its lock, only while it is
+	// powered off (unless anyPower).
+	node     func(v *E) string
+	anyPower bool
 	// precheck runs before a create or update is written, in its
 	// transaction, with the node (locked) and the item before (nil on
 	// create): duplicates found here get precise messages.
-	precheck func(ctx context.Context, tx store.Store, n *baremetal.Node, v, old T, w writeCtx) error
+	precheck func(ctx context.Context, tx store.Store, n *baremetal.Node, v, old *E, w writeCtx) error
 	// patchGate refuses a PATCH before the item is read (fields the
 	// microversion does not have).
 	patchGate func(rq *request, ops []patchOp) error
@@ -94,18 +165,178 @@ type resource[T any] struct {
 	reread bool
 	// conflict words a store conflict other than a taken UUID, inUse a
 	// refused delete; nil when the store cannot answer either.
-	conflict func(ctx context.Context, tx store.Store, v T) error
+	conflict func(ctx context.Context, tx store.Store, v *E) error
 	inUse    func(id string) *apiError
 
-	newT   func() T
-	clone  func(v T) T
-	get    func(ctx context.Context, s store.Store, id string) (T, error)
-	list   func(ctx context.Context, s store.Store, f listFilter) ([]T, error)
-	create func(ctx context.Context, s store.Store, v T) error
-	update func(ctx context.Context, s store.Store, v T) error
-	// delete may refuse with an API error of its own (a portgroup with
-	// ports).
-	delete func(ctx context.Context, s store.Store, id string) error
+	storeOps[E, F]
+	// page is the page of a list filter.
+	page func(f *F) *store.Page
+
+	// Derived by describe.
+	fieldMin map[string]int
+	prefixes []string // `"name": ` of each field
+}
+
+// storeOps are the store's methods for a resource, receiver first so that
+// method expressions (store.Store.GetPort) are them: get reads an item,
+// list a page of them, delete may refuse with an API error of its own (a
+// portgroup with ports).
+type storeOps[E, F any] struct {
+	get    func(s store.Store, ctx context.Context, id string) (*E, error)
+	list   func(s store.Store, ctx context.Context, f F) ([]*E, error)
+	create func(s store.Store, ctx context.Context, v *E) error
+	update func(s store.Store, ctx context.Context, v *E) error
+	delete func(s store.Store, ctx context.Context, id string) error
+}
+
+// pageOf is a list filter that is a page alone.
+func pageOf(p *store.Page) *store.Page { return p }
+
+// describe completes a description: the tables derived from its rows. A
+// description is invalid (and the program does not start) when two of its
+// fields share a name.
+func describe[E, F any](r *resource[E, F]) *resource[E, F] {
+	if r.key == "" {
+		r.key = r.path
+	}
+	if r.what == "" {
+		r.what = strings.ReplaceAll(r.noun, " ", "_")
+	}
+	if r.wildcard == "" {
+		r.wildcard = r.what
+	}
+	r.fieldMin = make(map[string]int, len(r.fields))
+	r.prefixes = make([]string, len(r.fields))
+	for i, f := range r.fields {
+		if _, dup := r.fieldMin[f.name]; dup {
+			panic(fmt.Sprintf("resource %s: field %s twice", r.path, f.name))
+		}
+		r.fieldMin[f.name] = f.min
+		r.prefixes[i] = `"` + f.name + `": `
+	}
+	if r.listChecks == nil {
+		r.listChecks = defaultListChecks
+	}
+	return r
+}
+
+// viewField is one field of a resource's view: its name, the version it
+// appeared in and how its value is written.
+type viewField[T any] struct {
+	name  string
+	min   int
+	write func(b []byte, v T, rc *renderCtx) []byte
+}
+
+// subLink is a sub-resource a full view links to, from a version.
+type subLink struct {
+	name string
+	min  int
+}
+
+// parentList is another collection that lists the resource, below /v1
+// ("nodes/{node}"), from a version.
+type parentList struct {
+	path string
+	min  int
+}
+
+// listCheck is one of the checks of a list's sort key and fields.
+type listCheck int
+
+const (
+	checkSortField  listCheck = iota // a sort key on a field newer than the request: 406
+	checkFields                      // ?fields= and ?detail= (a /detail list has every field)
+	checkSortColumn                  // a sort key that is no column of the model: 400
+)
+
+var defaultListChecks = []listCheck{checkSortField, checkFields, checkSortColumn}
+
+// listParam is one filter of a list: a query parameter, the version it
+// appeared in and what it does to the query. Below min a request that
+// gives it is refused with 406.
+type listParam[E, F any] struct {
+	name string
+	min  int
+	// plain406: the 406 does not name the minimal version (most filters'
+	// does, as Ironic's check_allow_filter_by_* words it).
+	plain406 bool
+	// ifSet: the version is checked only when the value is not empty.
+	ifSet bool
+	// valueFirst: read runs (and may refuse the value) before the version
+	// is checked.
+	valueFirst bool
+	// always: read runs without the parameter too (given false): for a
+	// parent in the path and for the policy's scope. A row without a name
+	// is always and names no parameter.
+	always bool
+	// read applies the value; nil when resolve does (the parameter is
+	// only accepted here).
+	read func(q *listQuery[E, F], v string, given bool) error
+}
+
+// listQuery is a list request as its parameters are read.
+type listQuery[E, F any] struct {
+	rq   *request
+	s    *server
+	rc   *renderCtx
+	args args
+	f    F // what the store is asked
+	// keep are the tests the store cannot run: the whole list is read and
+	// cut to the page after them.
+	keep []func(*E) bool
+	path string // the collection's path below /v1, for the next link
+}
+
+// where adds a test the store cannot run.
+func (q *listQuery[E, F]) where(keep func(*E) bool) { q.keep = append(q.keep, keep) }
+
+// setString is a read that stores the value in a field of the store's
+// filter.
+func setString[E, F any](field func(f *F) *string) func(q *listQuery[E, F], v string, given bool) error {
+	return func(q *listQuery[E, F], v string, _ bool) error {
+		*field(&q.f) = v
+		return nil
+	}
+}
+
+// setBool is a read that stores a boolean value (oslo's strict
+// bool_from_string) in a field of the store's filter.
+func setBool[E, F any](name string, field func(f *F) **bool) func(q *listQuery[E, F], v string, given bool) error {
+	return func(q *listQuery[E, F], v string, _ bool) (err error) {
+		*field(&q.f), err = boolArg(name, v)
+		return err
+	}
+}
+
+// apply checks and reads one parameter.
+func (p *listParam[E, F]) apply(q *listQuery[E, F]) error {
+	var v string
+	var given bool
+	if p.name != "" {
+		v, given = q.args.optStr(p.name)
+	}
+	if !given {
+		if (p.always || p.name == "") && p.read != nil {
+			return p.read(q, v, false)
+		}
+		return nil
+	}
+	if p.valueFirst && p.read != nil {
+		if err := p.read(q, v, true); err != nil {
+			return err
+		}
+	}
+	if q.rq.minor < p.min && (!p.ifSet || v != "") {
+		if p.plain406 {
+			return notAcceptable()
+		}
+		return notAcceptableMin(p.min)
+	}
+	if p.valueFirst || p.read == nil {
+		return nil
+	}
+	return p.read(q, v, true)
 }
 
 // writeCtx is what a document is checked with: the request's
@@ -117,92 +348,17 @@ type writeCtx struct {
 	ops    []patchOp      // a PATCH's operations
 }
 
-// listFilter selects a list's items.
-type listFilter struct {
-	page            store.Page
-	node, portgroup string
-	address         string
-}
-
-// clonePtr is a shallow copy of *v: what a PATCH starts from.
-func clonePtr[E any](v *E) *E {
-	n := *v
-	return &n
-}
-
-// fieldMinOf gives every named field the same microversion.
-func fieldMinOf(minor int, names ...string) map[string]int {
+// gatedWrites are the fields of a table a client may write (in schema)
+// that appeared after the first version: a version below theirs may not
+// set them.
+func gatedWrites[T any](fields []viewField[T], schema map[string]fieldKind) map[string]int {
 	m := map[string]int{}
-	for _, n := range names {
-		m[n] = minor
+	for _, f := range fields {
+		if _, writable := schema[f.name]; writable && f.min > 0 {
+			m[f.name] = f.min
+		}
 	}
 	return m
-}
-
-// viewField is one field of a table-driven view: its name, the version
-// it appeared in and how it is written.
-type viewField[T any] struct {
-	name  string
-	min   int
-	write func(b []byte, v T) []byte
-}
-
-// tableView is a view that writes table's fields in order; hideBelow: a
-// field is not shown below its version (else it is, at every version).
-func tableView[T any](table []viewField[T], hideBelow bool) func(o *objWriter, v T, fs fieldSet, minor int) {
-	return func(o *objWriter, v T, fs fieldSet, minor int) {
-		for i := range table {
-			f := &table[i]
-			if (hideBelow && minor < f.min) || !fs.want(f.name) {
-				continue
-			}
-			o.key(f.name)
-			o.b = f.write(o.b, v)
-		}
-	}
-}
-
-// tableFieldMin is table's field → version map (what ?fields= may ask).
-func tableFieldMin[T any](table []viewField[T]) map[string]int {
-	m := map[string]int{}
-	for _, f := range table {
-		m[f.name] = f.min
-	}
-	return m
-}
-
-// checkDocKinds checks a port or portgroup document as Ironic's WSME
-// types do: every attribute known to schema (what names the body), the
-// mandatory ones given and not null, and each of the right kind.
-func checkDocKinds(doc map[string]any, schema map[string]fieldKind, what string, mandatory ...string) error {
-	for k := range doc {
-		if _, ok := schema[k]; !ok {
-			return badRequest("Unknown attribute for argument %s: %s", what, k)
-		}
-	}
-	for _, k := range mandatory {
-		if v, ok := doc[k]; !ok || v == nil {
-			return invalidInput(k, nil, "Mandatory field missing.")
-		}
-	}
-	for _, k := range slices.Sorted(mapsKeys(doc)) {
-		v := doc[k]
-		switch schema[k] {
-		case kString:
-			if _, ok := v.(string); !ok && v != nil {
-				return invalidInput(k, v, "Wrong type. Expected '<class 'str'>', got '"+pyTypeName(v)+"'")
-			}
-		case kObject:
-			if _, ok := v.(map[string]any); !ok && v != nil {
-				return invalidInput(k, v, "Wrong type. Expected '<class 'dict'>', got '"+pyTypeName(v)+"'")
-			}
-		case kBoolish:
-			if _, err := boolField(k, v); err != nil {
-				return invalidInput(k, v, "Wrong type. Expected '<class 'bool'>', got '"+pyTypeName(v)+"'")
-			}
-		}
-	}
-	return nil
 }
 
 // patchOnly drops from a patched document the fields a PATCH may not
@@ -215,49 +371,128 @@ func patchOnly(doc map[string]any, w writeCtx, fields ...string) {
 	}
 }
 
-func appendStamps(o *objWriter, created time.Time, updated *time.Time, fs fieldSet) {
-	if fs.want("created_at") {
-		o.key("created_at")
-		o.b = appendTime(o.b, created)
-	}
-	if fs.want("updated_at") {
-		o.key("updated_at")
-		o.b = appendNullTime(o.b, updated)
-	}
-}
-
-func (r *resource[T]) notFound(id string) *apiError {
+func (r *resource[E, F]) notFound(id string) *apiError {
 	return notFound("%s%s %s could not be found.", strings.ToUpper(r.noun[:1]), r.noun[1:], id)
 }
 
-func (r *resource[T]) uuidConflict(v T) *apiError {
+func (r *resource[E, F]) uuidConflict(v *E) *apiError {
 	return conflict("A %s with UUID %s already exists.", r.noun, r.uuid(v))
 }
 
 // storeConflict words a store conflict on v.
-func (r *resource[T]) storeConflict(ctx context.Context, tx store.Store, v T) error {
+func (r *resource[E, F]) storeConflict(ctx context.Context, tx store.Store, v *E) error {
 	if r.conflict == nil {
 		return r.uuidConflict(v)
 	}
 	return r.conflict(ctx, tx, v)
 }
 
-func (r *resource[T]) appendOne(b []byte, v T, minor int, base string, fs fieldSet) []byte {
+// appendOne appends v's view: the fields fs selects (nil: all, and the
+// sub-resource links) that the version has, and the links.
+func (r *resource[E, F]) appendOne(b []byte, v *E, rc *renderCtx, fs fieldSet) []byte {
 	o := newObj(b)
-	r.view(&o, v, fs, minor)
+	for i := range r.fields {
+		f := &r.fields[i]
+		if (!r.showBelow && rc.minor < f.min) || !fs.want(f.name) {
+			continue
+		}
+		o.keyed(r.prefixes[i])
+		o.b = f.write(o.b, v, rc)
+	}
+	// Up to ten hrefs share two prefixes: escape base and UUID once.
+	var buf [192]byte
+	id := r.uuid(v)
+	self := append(append(appendURLPart(buf[:0], rc.base), "/v1/"...), r.path...)
+	self = appendURLPart(append(self, '/'), id)
+	mark := append(append(appendURLPart(self, rc.base), '/'), r.path...)
+	mark = appendURLPart(append(mark, '/'), id)
+	self, mark = self[:len(self):len(self)], mark[len(self):]
 	o.key("links")
-	o.b = appendLinks(o.b, base, r.path, r.uuid(v))
+	o.b = appendLinkPair(o.b, self, mark, "")
 	if fs == nil {
 		for _, sub := range r.subLinks {
-			o.key(sub)
-			o.b = appendSubLinks(o.b, base, r.path, r.uuid(v), "/"+sub)
+			if rc.minor >= sub.min {
+				o.key(sub.name)
+				o.b = appendLinkPair(o.b, self, mark, "/"+sub.name)
+			}
 		}
 	}
 	return o.end()
 }
 
+// versionCheck refuses a request below the resource's version.
+func (r *resource[E, F]) versionCheck(rq *request) error {
+	if rq.minor >= r.minVersion {
+		return nil
+	}
+	if r.tooOld != nil {
+		return r.tooOld(rq)
+	}
+	return resourceNotFound()
+}
+
+// checkFields validates a fields parameter against the table: an unknown
+// field is a 400, a field above the request's version a 406.
+func (r *resource[E, F]) checkFields(fields []string, minor int) error {
+	for _, f := range fields {
+		if _, ok := r.fieldMin[f]; !ok {
+			if r.fieldError != nil {
+				return r.fieldError(f)
+			}
+			return badRequest("Field(s) \"%s\" are not valid", f)
+		}
+	}
+	for _, f := range fields {
+		if minor < r.fieldMin[f] {
+			return notAcceptable()
+		}
+	}
+	return nil
+}
+
+// itemFields is the fields argument of a GET of one item (1.8), checked
+// against the table; nil when absent.
+func (r *resource[E, F]) itemFields(rq *request, a args) ([]string, error) {
+	fields, err := rq.fieldsArg(a)
+	if err != nil || fields == nil {
+		return nil, err
+	}
+	return fields, r.checkFields(fields, rq.minor)
+}
+
+// listFields runs the list's checks of its sort key and fields, in the
+// resource's order.
+func (r *resource[E, F]) listFields(rq *request, a args, p *listParams, detailPath bool) error {
+	for _, c := range r.listChecks {
+		switch c {
+		case checkSortField:
+			if m, ok := r.fieldMin[p.sortKey]; ok && rq.minor < m {
+				return notAcceptable()
+			}
+		case checkFields:
+			if detailPath {
+				p.fields = nil
+				continue
+			}
+			if err := rq.returnFields(a, p, r.defaults); err != nil {
+				return err
+			}
+			if p.fieldsGiven {
+				if err := r.checkFields(p.fields, rq.minor); err != nil {
+					return err
+				}
+			}
+		case checkSortColumn:
+			if err := rq.checkSortColumn(p.sortKey, r.sortColumns); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // ident checks the identifier path segment.
-func (r *resource[T]) ident(rq *request) (string, error) {
+func (r *resource[E, F]) ident(rq *request) (string, error) {
 	id := rq.r.PathValue(r.wildcard)
 	switch {
 	case !isUUIDLike(id) && r.byName:
@@ -273,9 +508,9 @@ func (r *resource[T]) ident(rq *request) (string, error) {
 // target checks a request for one item, its microversion and query
 // (allowed are the arguments it may have), and returns the item's
 // identifier.
-func (r *resource[T]) target(rq *request, allowed ...string) (string, args, error) {
-	if rq.minor < r.minVersion {
-		return "", args{}, resourceNotFound()
+func (r *resource[E, F]) target(rq *request, allowed ...string) (string, args, error) {
+	if err := r.versionCheck(rq); err != nil {
+		return "", args{}, err
 	}
 	a, err := rq.queryArgs(allowed...)
 	if err != nil {
@@ -288,7 +523,12 @@ func (r *resource[T]) target(rq *request, allowed ...string) (string, args, erro
 	return id, a, nil
 }
 
-func (r *resource[T]) lookup(ctx context.Context, tx store.Store, id string) (T, error) {
+// lookup reads the item id names, as the request's version identifies
+// items.
+func (r *resource[E, F]) lookup(ctx context.Context, tx store.Store, id string, minor int) (*E, error) {
+	if r.find != nil {
+		return r.find(ctx, tx, id, minor)
+	}
 	key := id
 	switch {
 	case isUUIDLike(id) && !r.exactKey:
@@ -296,13 +536,13 @@ func (r *resource[T]) lookup(ctx context.Context, tx store.Store, id string) (T,
 	case r.badName != nil:
 		// a name, or a UUID taken as written (which passes as a name)
 		if err := r.badName(id); err != nil {
-			var zero T
+			var zero *E
 			return zero, err
 		}
 	}
-	v, err := r.get(ctx, tx, key)
+	v, err := r.get(tx, ctx, key)
 	if err != nil {
-		var zero T
+		var zero *E
 		if errors.Is(err, store.ErrNotFound) {
 			return zero, r.notFound(id)
 		}
@@ -313,29 +553,35 @@ func (r *resource[T]) lookup(ctx context.Context, tx store.Store, id string) (T,
 
 // within runs fn where changes to v are made: under the lock of v's node,
 // which it is given, or in a transaction (node nil).
-func (r *resource[T]) within(ctx context.Context, s *server, v T, fn func(ctx context.Context, tx store.Store, n *baremetal.Node) error) error {
+func (r *resource[E, F]) within(ctx context.Context, s *server, v *E, fn func(ctx context.Context, tx store.Store, n *baremetal.Node) error) error {
 	if r.node != nil {
 		return s.cond.WithNodeLock(ctx, r.node(v), fn)
 	}
 	return s.store.InTx(ctx, func(tx store.Store) error { return fn(ctx, tx, nil) })
 }
 
-// listHandler serves GET /v1/<path>[/detail] and, for a node's resources,
-// /v1/nodes/{node}/<path>[/detail].
-func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) error {
+// listHandler serves GET /v1/<path>[/detail] and the same below a parent
+// collection (from parentMin).
+func (r *resource[E, F]) listHandler(s *server, detailPath bool, parentMin int) func(*request) error {
+	allowed := []string{"marker", "limit", "sort_key", "sort_dir"}
+	if !detailPath {
+		allowed = append(allowed, "fields")
+		if !r.noDetail {
+			allowed = append(allowed, "detail")
+		}
+	}
+	for _, p := range r.params {
+		if p.name != "" {
+			allowed = append(allowed, p.name)
+		}
+	}
 	return func(rq *request) error {
-		if rq.minor < r.minVersion || (rq.r.PathValue("node") != "" && rq.minor < r.nodeListMin) ||
-			(rq.r.PathValue("portgroup") != "" && rq.minor < r.portgroupListMin) {
+		if err := r.versionCheck(rq); err != nil {
+			return err
+		}
+		if rq.minor < parentMin {
 			return resourceNotFound()
 		}
-		allowed := []string{"marker", "limit", "sort_key", "sort_dir"}
-		if !detailPath {
-			allowed = append(allowed, "fields", "detail")
-		}
-		if r.node != nil {
-			allowed = append(allowed, "node")
-		}
-		allowed = append(allowed, r.listArgs...)
 		a, err := rq.queryArgs(allowed...)
 		if err != nil {
 			return err
@@ -344,44 +590,52 @@ func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) err
 		if err != nil {
 			return err
 		}
-		if err := rq.sortAndFields(a, &p, r.fieldMin, r.defaults, detailPath); err != nil {
+		if err := r.listFields(rq, a, &p, detailPath); err != nil {
 			return err
 		}
-		if err := rq.checkSortColumn(p.sortKey, r.sortColumns); err != nil {
-			return err
+		q := &listQuery[E, F]{rq: rq, s: s, rc: rq.render(s), args: a, path: r.path}
+		for i := range r.params {
+			if err := r.params[i].apply(q); err != nil {
+				return err
+			}
 		}
-		var f listFilter
-		resource := r.path
-		switch {
-		case r.filter != nil:
-			f, resource, err = r.filter(rq, s, a)
-		case r.node != nil:
-			f, resource, err = nodeFilter(rq, s, a, r.path, false)
+		if r.resolve != nil {
+			if err := r.resolve(q); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
-		f.page = p.page
-		if err := checkMarker(rq.ctx(), p.page.Marker, func(ctx context.Context, id string) (T, error) {
-			return r.get(ctx, s.store, id)
+		page := r.page(&q.f)
+		*page = p.page
+		if err := checkMarker(rq.ctx(), p.page.Marker, func(ctx context.Context, id string) (*E, error) {
+			return r.get(s.store, ctx, id)
 		}, r.notFound); err != nil {
 			return err
 		}
-		var keep func(T) bool
 		if r.own != nil {
-			if keep, err = r.own(rq, s); err != nil {
+			keep, err := r.own(rq, s)
+			if err != nil {
 				return err
 			}
 			if keep != nil {
-				f.page.Limit = 0
+				q.where(keep)
 			}
 		}
-		items, err := r.list(rq.ctx(), s.store, f)
+		if len(q.keep) > 0 {
+			page.Limit = 0
+		}
+		items, err := r.list(s.store, rq.ctx(), q.f)
 		if err != nil {
 			return err
 		}
-		if keep != nil {
-			items = slices.DeleteFunc(items, func(v T) bool { return !keep(v) })
+		if len(q.keep) > 0 {
+			items = slices.DeleteFunc(items, func(v *E) bool {
+				for _, keep := range q.keep {
+					if !keep(v) {
+						return true
+					}
+				}
+				return false
+			})
 			if len(items) > p.limit {
 				items = items[:p.limit]
 			}
@@ -396,7 +650,7 @@ func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) err
 			if i > 0 {
 				js.b = append(js.b, ", "...)
 			}
-			js.b = r.appendOne(js.b, v, rq.minor, rq.base, fs)
+			js.b = r.appendOne(js.b, v, q.rc, fs)
 			js.flush()
 		}
 		js.b = append(js.b, ']')
@@ -404,68 +658,86 @@ func (r *resource[T]) listHandler(s *server, detailPath bool) func(*request) err
 		if len(items) > 0 {
 			last = r.uuid(items[len(items)-1])
 		}
+		path := q.path
 		if detailPath {
-			resource += "/detail"
+			path += "/detail"
 		}
+		// Unlike Ironic, which keeps only a few, the next link carries every
+		// filter, so that following it pages through the same selection.
 		extra := a.filters("limit", "marker", "sort_key", "sort_dir", "fields", "detail")
-		js.b = appendListEnd(js.b, rq.nextLink(resource, p, len(items), last, extra...))
+		js.b = appendListEnd(js.b, rq.nextLink(path, p, len(items), last, extra...))
 		return js.end()
 	}
 }
 
-// nodeFilter is a list's filter on the node of ?node= or of the path,
-// and the collection's path (below /v1). Both given is a 403, unless
+// nodeScope is a list's filter on the node of ?node= or of the path, and
+// the collection's path (below /v1). Both given is a 403, unless
 // parentWins (then the path's node is used).
-func nodeFilter(rq *request, s *server, a args, path string, parentWins bool) (listFilter, string, error) {
-	var f listFilter
+func nodeScope(rq *request, s *server, a args, path string, parentWins bool) (nodeUUID, listPath string, err error) {
 	nodeIdent := a.str("node")
 	if parent := rq.r.PathValue("node"); parent != "" {
 		if nodeIdent != "" && !parentWins {
-			return f, "", newError(http.StatusForbidden, "Operation not permitted.")
+			return "", "", newError(http.StatusForbidden, "Operation not permitted.")
 		}
 		nodeIdent = parent
 		path = "nodes/" + parent + "/" + path
 	}
 	if nodeIdent != "" {
-		n, err := s.lookupNode(rq.ctx(), s.store, nodeIdent, rq.minor)
+		n, err := lookupNode(rq.ctx(), s.store, nodeIdent, rq.minor)
 		if err != nil {
-			return f, "", err
+			return "", "", err
 		}
-		f.node = n.UUID
+		nodeUUID = n.UUID
 	}
-	return f, path, nil
+	return nodeUUID, path, nil
 }
 
 // getHandler serves GET /v1/<path>/{id}.
-func (r *resource[T]) getHandler(s *server) func(*request) error {
+func (r *resource[E, F]) getHandler(s *server) func(*request) error {
 	return func(rq *request) error {
 		id, a, err := r.target(rq, "fields")
 		if err != nil {
 			return err
 		}
-		v, err := r.lookup(rq.ctx(), s.store, id)
+		var fields []string
+		if r.fieldsBeforeLookup {
+			if fields, err = r.itemFields(rq, a); err != nil {
+				return err
+			}
+		}
+		v, err := r.lookup(rq.ctx(), s.store, id, rq.minor)
 		if err != nil {
 			return err
 		}
-		fields, err := rq.itemFields(a, r.fieldMin)
-		if err != nil {
-			return err
+		if !r.fieldsBeforeLookup {
+			if fields, err = r.itemFields(rq, a); err != nil {
+				return err
+			}
 		}
-		return rq.writeJSON(http.StatusOK, r.appendOne(make([]byte, 0, 512), v, rq.minor, rq.base, newFieldSet(fields)))
+		return r.writeOne(rq, s, http.StatusOK, v, newFieldSet(fields))
 	}
 }
 
+// writeOne answers with v's view.
+func (r *resource[E, F]) writeOne(rq *request, s *server, status int, v *E, fs fieldSet) error {
+	bp := getBuf()
+	b := r.appendOne(*bp, v, rq.render(s), fs)
+	err := rq.writeJSON(status, b)
+	putBuf(bp, b)
+	return err
+}
+
 // createHandler serves POST /v1/<path>.
-func (r *resource[T]) createHandler(s *server) func(*request) error {
+func (r *resource[E, F]) createHandler(s *server) func(*request) error {
 	return func(rq *request) error {
-		if rq.minor < r.minVersion {
-			return resourceNotFound()
+		if err := r.versionCheck(rq); err != nil {
+			return err
 		}
 		doc, err := rq.createBody(r.what)
 		if err != nil {
 			return err
 		}
-		v := r.newT()
+		v := new(E)
 		w := writeCtx{minor: rq.minor, create: true, doc: doc}
 		if err := r.check(doc, v, w); err != nil {
 			return err
@@ -489,15 +761,15 @@ func (r *resource[T]) createHandler(s *server) func(*request) error {
 		}
 		err = r.within(rq.ctx(), s, v, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
 			if r.precheck != nil {
-				var none T
+				var none *E
 				if err := r.precheck(ctx, tx, n, v, none, w); err != nil {
 					return err
 				}
 			}
-			if _, err := r.get(ctx, tx, id); err == nil {
+			if _, err := r.get(tx, ctx, id); err == nil {
 				return r.uuidConflict(v)
 			}
-			if err := r.create(ctx, tx, v); err != nil {
+			if err := r.create(tx, ctx, v); err != nil {
 				if errors.Is(err, store.ErrConflict) {
 					return r.storeConflict(ctx, tx, v)
 				}
@@ -515,17 +787,17 @@ func (r *resource[T]) createHandler(s *server) func(*request) error {
 			return err
 		}
 		rq.location(r.path + "/" + id)
-		return rq.writeJSON(http.StatusCreated, r.appendOne(make([]byte, 0, 512), v, rq.minor, rq.base, nil))
+		return r.writeOne(rq, s, http.StatusCreated, v, nil)
 	}
 }
 
 // stored is v as the store has it after a write, when the description
 // asks for that (reread), else v.
-func (r *resource[T]) stored(ctx context.Context, s *server, v T) (T, error) {
+func (r *resource[E, F]) stored(ctx context.Context, s *server, v *E) (*E, error) {
 	if !r.reread {
 		return v, nil
 	}
-	return r.get(ctx, s.store, r.uuid(v))
+	return r.get(s.store, ctx, r.uuid(v))
 }
 
 // docUUID is the UUID a create document asks for, in canonical form; ""
@@ -551,23 +823,23 @@ func mustBePoweredOff(n *baremetal.Node, action string) error {
 }
 
 // patchHandler serves PATCH /v1/<path>/{id}.
-func (r *resource[T]) patchHandler(s *server) func(*request) error {
+func (r *resource[E, F]) patchHandler(s *server) func(*request) error {
 	return func(rq *request) error {
 		id, _, err := r.target(rq)
 		if err != nil {
 			return err
 		}
-		ops, err := rq.readPatch()
-		if err != nil {
-			return err
-		}
-		for _, op := range ops {
+		ops, err := rq.readPatchOf(func(op patchOp) error {
 			if slices.Contains(r.internal, op.top()) {
 				return badRequest("'%s' is an internal attribute and can not be updated", op.Path)
 			}
 			if op.Op == "remove" && slices.Contains(r.mandatory, op.top()) && op.Path == "/"+op.top() {
 				return badRequest("'%s' is a mandatory attribute and can not be removed", op.Path)
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		if r.patchGate != nil {
 			if err := r.patchGate(rq, ops); err != nil {
@@ -575,30 +847,31 @@ func (r *resource[T]) patchHandler(s *server) func(*request) error {
 			}
 		}
 		// The UUID is internal: the patched document keeps the old one.
-		compute := func(old T) (T, error) {
-			var zero T
+		compute := func(old *E) (*E, error) {
+			var zero *E
 			doc, err := applyPatch(r.doc(old), ops)
 			if err != nil {
 				return zero, err
 			}
 			delete(doc, "uuid")
-			nv := r.clone(old)
+			nv := new(E)
+			*nv = *old // a shallow copy: check replaces what changes
 			if err := r.check(doc, nv, writeCtx{minor: rq.minor, ops: ops}); err != nil {
 				return zero, err
 			}
 			return nv, nil
 		}
 		// Checked before the lock is taken, so a bad patch waits for none.
-		cur, err := r.lookup(rq.ctx(), s.store, id)
+		cur, err := r.lookup(rq.ctx(), s.store, id, rq.minor)
 		if err != nil {
 			return err
 		}
 		if _, err := compute(cur); err != nil {
 			return err
 		}
-		var out T
+		var out *E
 		err = r.within(rq.ctx(), s, cur, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
-			old, err := r.lookup(ctx, tx, id)
+			old, err := r.lookup(ctx, tx, id, rq.minor)
 			if err != nil {
 				return err
 			}
@@ -626,7 +899,7 @@ func (r *resource[T]) patchHandler(s *server) func(*request) error {
 					return err
 				}
 			}
-			if err := r.update(ctx, tx, nv); err != nil {
+			if err := r.update(tx, ctx, nv); err != nil {
 				if errors.Is(err, store.ErrConflict) {
 					return r.storeConflict(ctx, tx, nv)
 				}
@@ -644,18 +917,18 @@ func (r *resource[T]) patchHandler(s *server) func(*request) error {
 		if out, err = r.stored(rq.ctx(), s, out); err != nil {
 			return err
 		}
-		return rq.writeJSON(http.StatusOK, r.appendOne(make([]byte, 0, 512), out, rq.minor, rq.base, nil))
+		return r.writeOne(rq, s, http.StatusOK, out, nil)
 	}
 }
 
 // deleteHandler serves DELETE /v1/<path>/{id}.
-func (r *resource[T]) deleteHandler(s *server) func(*request) error {
+func (r *resource[E, F]) deleteHandler(s *server) func(*request) error {
 	return func(rq *request) error {
 		id, _, err := r.target(rq)
 		if err != nil {
 			return err
 		}
-		cur, err := r.lookup(rq.ctx(), s.store, id)
+		cur, err := r.lookup(rq.ctx(), s.store, id, rq.minor)
 		if err != nil {
 			return err
 		}
@@ -665,7 +938,7 @@ func (r *resource[T]) deleteHandler(s *server) func(*request) error {
 					return err
 				}
 			}
-			if err := r.delete(ctx, tx, r.uuid(cur)); err != nil {
+			if err := r.delete(tx, ctx, r.uuid(cur)); err != nil {
 				switch {
 				case errors.Is(err, store.ErrNotFound):
 					return r.notFound(id)
@@ -686,23 +959,24 @@ func (r *resource[T]) deleteHandler(s *server) func(*request) error {
 	}
 }
 
-// routes registers the resource's endpoints.
-func (r *resource[T]) routes(s *server) {
+// routes registers the resource's endpoints (but the writes of one with
+// ownWrites).
+func (r *resource[E, F]) routes(s *server) {
 	base := "/v1/" + r.path
 	item := base + "/{" + r.wildcard + "}"
-	s.handle("GET "+base, r.listHandler(s, false))
-	s.handle("GET "+base+"/{$}", r.listHandler(s, false))
-	s.handle("GET "+base+"/detail", r.listHandler(s, true))
-	s.handle("POST "+base, r.createHandler(s))
-	s.handle("GET "+item, r.getHandler(s))
-	s.handle("PATCH "+item, r.patchHandler(s))
-	s.handle("DELETE "+item, r.deleteHandler(s))
-	if r.node != nil {
-		s.handle("GET /v1/nodes/{node}/"+r.path, r.listHandler(s, false))
-		s.handle("GET /v1/nodes/{node}/"+r.path+"/detail", r.listHandler(s, true))
+	s.handle("GET "+base, r.listHandler(s, false, 0))
+	s.handle("GET "+base+"/{$}", r.listHandler(s, false, 0))
+	if !r.noDetail {
+		s.handle("GET "+base+"/detail", r.listHandler(s, true, 0))
 	}
-	if r.portgroupListMin > 0 {
-		s.handle("GET /v1/portgroups/{portgroup}/"+r.path, r.listHandler(s, false))
-		s.handle("GET /v1/portgroups/{portgroup}/"+r.path+"/detail", r.listHandler(s, true))
+	s.handle("GET "+item, r.getHandler(s))
+	if !r.ownWrites {
+		s.handle("POST "+base, r.createHandler(s))
+		s.handle("PATCH "+item, r.patchHandler(s))
+		s.handle("DELETE "+item, r.deleteHandler(s))
+	}
+	for _, p := range r.parents {
+		s.handle("GET /v1/"+p.path+"/"+r.path, r.listHandler(s, false, p.min))
+		s.handle("GET /v1/"+p.path+"/"+r.path+"/detail", r.listHandler(s, true, p.min))
 	}
 }

@@ -9,12 +9,9 @@ func (s *server) routes() {
 	h("GET /v1/{$}", s.getV1)
 
 	// Nodes.
-	h("GET /v1/nodes", func(rq *request) error { return s.listNodes(rq, false) })
-	h("GET /v1/nodes/{$}", func(rq *request) error { return s.listNodes(rq, false) })
-	h("GET /v1/nodes/detail", func(rq *request) error { return s.listNodes(rq, true) })
+	nodeResource.routes(s)
 	h("GET /v1/nodes/validate", s.validateNode)
 	h("POST /v1/nodes", s.createNode)
-	h("GET /v1/nodes/{node}", s.getNode)
 	h("PATCH /v1/nodes/{node}", s.patchNode)
 	h("DELETE /v1/nodes/{node}", s.deleteNode)
 	h("GET /v1/nodes/{node}/validate", s.validateNode)
@@ -53,10 +50,8 @@ func (s *server) routes() {
 	portgroupResource.routes(s)
 
 	// Allocations.
-	h("GET /v1/allocations", s.listAllocations)
-	h("GET /v1/allocations/{$}", s.listAllocations)
+	allocationResource.routes(s)
 	h("POST /v1/allocations", s.createAllocation)
-	h("GET /v1/allocations/{allocation}", s.getAllocation)
 	h("PATCH /v1/allocations/{allocation}", s.patchAllocation)
 	h("DELETE /v1/allocations/{allocation}", s.deleteAllocation)
 
@@ -70,8 +65,6 @@ func (s *server) routes() {
 	h("GET /v1/conductors/{$}", s.listConductors)
 	h("GET /v1/conductors/{hostname}", s.getConductor)
 	chassisResource.routes(s)
-	h("GET /v1/chassis/{chassis}/nodes", func(rq *request) error { return s.listNodes(rq, false) })
-	h("GET /v1/chassis/{chassis}/nodes/detail", func(rq *request) error { return s.listNodes(rq, true) })
 	h("GET /v1/shards", s.listShards)
 
 	// Deploy templates (1.55).

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ferrometal/ferro/internal/jsonlimit"
@@ -159,19 +162,25 @@ func jsonErrText(err error) string {
 	return err.Error()
 }
 
-// decodeObject decodes a body that must be a JSON object; an empty body is
-// an empty object, as Ironic treats it.
-func decodeObject(body []byte, what string) (map[string]any, error) {
-	v, err := decodeJSON(body)
+// readJSON reads and decodes the request's body (nil when empty).
+func (rq *request) readJSON() (any, error) {
+	body, err := rq.readBody()
 	if err != nil {
 		return nil, err
 	}
+	return decodeJSON(body)
+}
+
+// asObject is a decoded body that must be a JSON object (notObject words
+// the error for one that is not); an empty body is an empty object, as
+// Ironic treats it.
+func asObject(v any, notObject func(v any) *apiError) (map[string]any, error) {
 	if v == nil {
 		return map[string]any{}, nil
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, schemaError(what, "%s is not of type 'object'", pyRepr(v))
+		return nil, notObject(v)
 	}
 	return m, nil
 }
@@ -232,6 +241,61 @@ func checkKind(what, field string, v any, k fieldKind) error {
 	}
 	if !ok {
 		return schemaError(what, "%s is not of type %s  Failed validating 'type' in schema['properties']['%s']", pyRepr(v), typ, field)
+	}
+	return nil
+}
+
+// checkDocKinds checks a document as Ironic's WSME types do: every
+// attribute known to schema (what names the body), the mandatory ones
+// given and not null, and each of the right kind. namesFirst: every
+// attribute's name is checked before any value (ports, portgroups); else
+// each attribute's name and value in turn, in name order (chassis).
+func checkDocKinds(doc map[string]any, schema map[string]fieldKind, what string, namesFirst bool, mandatory ...string) error {
+	keys := slices.Sorted(maps.Keys(doc))
+	unknown := func(k string) error {
+		if _, ok := schema[k]; !ok {
+			return badRequest("Unknown attribute for argument %s: %s", what, k)
+		}
+		return nil
+	}
+	if namesFirst {
+		for _, k := range keys {
+			if err := unknown(k); err != nil {
+				return err
+			}
+		}
+		for _, k := range mandatory {
+			if v, ok := doc[k]; !ok || v == nil {
+				return invalidInput(k, nil, "Mandatory field missing.")
+			}
+		}
+	}
+	for _, k := range keys {
+		if err := unknown(k); err != nil {
+			return err
+		}
+		v := doc[k]
+		switch schema[k] {
+		case kString:
+			if _, ok := v.(string); !ok && v != nil {
+				return invalidInput(k, v, "Wrong type. Expected '<class 'str'>', got '"+pyTypeName(v)+"'")
+			}
+		case kObject:
+			if _, ok := v.(map[string]any); !ok && v != nil {
+				return invalidInput(k, v, "Wrong type. Expected '<class 'dict'>', got '"+pyTypeName(v)+"'")
+			}
+		case kBoolish:
+			if _, err := boolField(k, v); err != nil {
+				return invalidInput(k, v, "Wrong type. Expected '<class 'bool'>', got '"+pyTypeName(v)+"'")
+			}
+		}
+	}
+	if !namesFirst {
+		for _, k := range mandatory {
+			if v, ok := doc[k]; !ok || v == nil {
+				return invalidInput(k, nil, "Mandatory field missing.")
+			}
+		}
 	}
 	return nil
 }
@@ -311,9 +375,103 @@ func (rq *request) createBody(what string) (map[string]any, error) {
 	if _, err := rq.queryArgs(); err != nil {
 		return nil, err
 	}
-	body, err := rq.readBody()
+	v, err := rq.readJSON()
 	if err != nil {
 		return nil, err
 	}
-	return decodeObject(body, what)
+	return asObject(v, func(v any) *apiError { return schemaError(what, "%s is not of type 'object'", pyRepr(v)) })
+}
+
+// bodyArgs decodes a JSON object body whose members are the method's
+// arguments: any other member is "Unexpected arguments", as Ironic's
+// argument validation says.
+func (rq *request) bodyArgs(allowed ...string) (map[string]any, error) {
+	v, err := rq.readJSON()
+	if err != nil {
+		return nil, err
+	}
+	m, err := asObject(v, func(v any) *apiError {
+		return badRequest("Expected a JSON object in the request body, received %s", pyRepr(v))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, unexpectedArgs(maps.Keys(m), allowed)
+}
+
+// unexpectedArgs refuses arguments that are not allowed, as Ironic's
+// argument validation words it.
+func unexpectedArgs(names iter.Seq[string], allowed []string) error {
+	var unknown []string
+	for k := range names {
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return badRequest("Unexpected arguments: %s", strings.Join(unknown, ", "))
+}
+
+// commandArgs is bodyArgs for a method whose first argument, a string,
+// is mandatory: the arguments and that one.
+func (rq *request) commandArgs(allowed ...string) (map[string]any, string, error) {
+	m, err := rq.bodyArgs(allowed...)
+	if err != nil {
+		return nil, "", err
+	}
+	v, err := requiredString(m, allowed[0])
+	return m, v, err
+}
+
+// stringArg returns a string argument ("" when absent or null), 400 when
+// it is another type.
+func stringArg(m map[string]any, name string) (string, error) {
+	v, ok := m[name]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", badRequest("Expected string for %s: %v", name, pyRepr(v))
+	}
+	return s, nil
+}
+
+// requiredString is stringArg for a mandatory argument.
+func requiredString(m map[string]any, name string) (string, error) {
+	if _, ok := m[name]; !ok {
+		return "", badRequest("Missing mandatory parameter: %s", name)
+	}
+	return stringArg(m, name)
+}
+
+// toInt accepts a JSON number (or a numeric string, as Ironic's int()).
+func toInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case float64:
+		if x == float64(int(x)) {
+			return int(x), true
+		}
+	case string:
+		if n, err := strconv.Atoi(strings.TrimSpace(x)); err == nil {
+			return n, true
+		}
+	case interface{ Int64() (int64, error) }:
+		if n, err := x.Int64(); err == nil {
+			return int(n), true
+		}
+	}
+	return 0, false
+}
+
+// anySlice is ss as the values pyRepr quotes as a list.
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }

@@ -42,6 +42,7 @@ const (
 	v24PortgroupSubcontrol  = 24
 	v26PortgroupMode        = 26
 	v27SoftPowerOff         = 27
+	v28VIFs                 = 28
 	v30DynamicDrivers       = 30
 	v31DynamicInterfaces    = 31
 	v32Volume               = 32

@@ -3,6 +3,7 @@ package ironic
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -15,7 +16,7 @@ import (
 // volumeResource completes the description of volume connectors and
 // targets (node-scoped, UUIDs only, 1.32). The document is checked against
 // schema, with the mandatory fields required, and fill sets v from it.
-func volumeResource[T any](r *resource[T], schema map[string]fieldKind, fill func(doc map[string]any, v T) error) *resource[T] {
+func volumeResource[E any](r *resource[E, store.VolumeFilter], schema map[string]fieldKind, fill func(doc map[string]any, v *E) error) *resource[E, store.VolumeFilter] {
 	r.path = "volume/" + r.key
 	r.what = r.key[:len(r.key)-1]
 	r.wildcard = "volume"
@@ -23,14 +24,21 @@ func volumeResource[T any](r *resource[T], schema map[string]fieldKind, fill fun
 	r.idField = "uuid"
 	r.internal = []string{"created_at", "id", "links", "updated_at", "uuid"}
 	r.check = checkVolumeDoc(r.what, schema, r.mandatory, fill)
-	return r
+	r.params = []listParam[E, store.VolumeFilter]{{name: "node"}}
+	r.resolve = func(q *listQuery[E, store.VolumeFilter]) (err error) {
+		q.f.NodeUUID, q.path, err = nodeScope(q.rq, q.s, q.args, q.path, false)
+		return err
+	}
+	r.parents = []parentList{{"nodes/{node}", 0}}
+	r.page = func(f *store.VolumeFilter) *store.Page { return &f.Page }
+	return describe(r)
 }
 
 // checkVolumeDoc validates a volume document against schema and required
 // and fills v with fill.
-func checkVolumeDoc[T any](what string, schema map[string]fieldKind, required []string, fill func(doc map[string]any, v T) error) func(doc map[string]any, v T, w writeCtx) error {
-	return func(doc map[string]any, v T, _ writeCtx) error {
-		for _, k := range slices.Sorted(mapsKeys(doc)) {
+func checkVolumeDoc[E any](what string, schema map[string]fieldKind, required []string, fill func(doc map[string]any, v *E) error) func(doc map[string]any, v *E, w writeCtx) error {
+	return func(doc map[string]any, v *E, _ writeCtx) error {
+		for _, k := range slices.Sorted(maps.Keys(doc)) {
 			kind, ok := schema[k]
 			if !ok {
 				return schemaError(what, "Additional properties are not allowed (%s was unexpected)", pyRepr(k))
@@ -52,33 +60,21 @@ func checkVolumeDoc[T any](what string, schema map[string]fieldKind, required []
 	}
 }
 
-var volumeConnectors = volumeResource(&resource[*baremetal.VolumeConnector]{
-	key:         "connectors",
-	noun:        "volume connector",
+var volumeConnectors = volumeResource(&resource[baremetal.VolumeConnector, store.VolumeFilter]{
+	key:  "connectors",
+	noun: "volume connector",
+	fields: append([]viewField[*baremetal.VolumeConnector]{
+		{"uuid", 0, strOf(func(c *baremetal.VolumeConnector) string { return c.UUID })},
+		{"node_uuid", 0, strOf(func(c *baremetal.VolumeConnector) string { return c.NodeUUID })},
+		{"type", 0, strOf(func(c *baremetal.VolumeConnector) string { return c.Type })},
+		{"connector_id", 0, strOf(func(c *baremetal.VolumeConnector) string { return c.ConnectorID })},
+		{"extra", 0, objOf(func(c *baremetal.VolumeConnector) baremetal.JSON { return c.Extra })},
+	}, stampFields(func(c *baremetal.VolumeConnector) time.Time { return c.CreatedAt },
+		func(c *baremetal.VolumeConnector) *time.Time { return c.UpdatedAt })...),
 	defaults:    []string{"uuid", "node_uuid", "type", "connector_id"},
 	invalidSort: []string{"extra"},
 	sortColumns: volumeConnectorSortColumns,
-	fieldMin:    fieldMinOf(v32Volume, "uuid", "node_uuid", "type", "connector_id", "extra", "created_at", "updated_at"),
 	mandatory:   []string{"connector_id", "node_uuid", "type"},
-	view: func(o *objWriter, c *baremetal.VolumeConnector, fs fieldSet, _ int) {
-		if fs.want("uuid") {
-			o.str("uuid", c.UUID)
-		}
-		if fs.want("node_uuid") {
-			o.str("node_uuid", c.NodeUUID)
-		}
-		if fs.want("type") {
-			o.str("type", c.Type)
-		}
-		if fs.want("connector_id") {
-			o.str("connector_id", c.ConnectorID)
-		}
-		if fs.want("extra") {
-			o.key("extra")
-			o.b = appendObject(o.b, c.Extra)
-		}
-		appendStamps(o, c.CreatedAt, c.UpdatedAt, fs)
-	},
 	doc: func(c *baremetal.VolumeConnector) map[string]any {
 		return map[string]any{"uuid": c.UUID, "node_uuid": c.NodeUUID, "type": c.Type,
 			"connector_id": c.ConnectorID, "extra": emptyIfNil(c.Extra)}
@@ -89,21 +85,8 @@ var volumeConnectors = volumeResource(&resource[*baremetal.VolumeConnector]{
 	conflict: func(_ context.Context, _ store.Store, c *baremetal.VolumeConnector) error {
 		return conflict("A volume connector with type %s and connector ID %s already exists.", c.Type, c.ConnectorID)
 	},
-	newT:  func() *baremetal.VolumeConnector { return &baremetal.VolumeConnector{} },
-	clone: clonePtr[baremetal.VolumeConnector],
-	get: func(ctx context.Context, s store.Store, id string) (*baremetal.VolumeConnector, error) {
-		return s.GetVolumeConnector(ctx, id)
-	},
-	list: func(ctx context.Context, s store.Store, f listFilter) ([]*baremetal.VolumeConnector, error) {
-		return s.ListVolumeConnectors(ctx, store.VolumeFilter{Page: f.page, NodeUUID: f.node})
-	},
-	create: func(ctx context.Context, s store.Store, c *baremetal.VolumeConnector) error {
-		return s.CreateVolumeConnector(ctx, c)
-	},
-	update: func(ctx context.Context, s store.Store, c *baremetal.VolumeConnector) error {
-		return s.UpdateVolumeConnector(ctx, c)
-	},
-	delete: func(ctx context.Context, s store.Store, id string) error { return s.DeleteVolumeConnector(ctx, id) },
+	storeOps: storeOps[baremetal.VolumeConnector, store.VolumeFilter]{store.Store.GetVolumeConnector, store.Store.ListVolumeConnectors,
+		store.Store.CreateVolumeConnector, store.Store.UpdateVolumeConnector, store.Store.DeleteVolumeConnector},
 }, map[string]fieldKind{
 	"uuid": kString, "node_uuid": kStringReq, "type": kStringReq, "connector_id": kStringReq, "extra": kObject,
 }, func(doc map[string]any, c *baremetal.VolumeConnector) error {
@@ -114,41 +97,25 @@ var volumeConnectors = volumeResource(&resource[*baremetal.VolumeConnector]{
 	return nil
 })
 
-var volumeTargets = volumeResource(&resource[*baremetal.VolumeTarget]{
-	key:         "targets",
-	noun:        "volume target",
+var volumeTargets = volumeResource(&resource[baremetal.VolumeTarget, store.VolumeFilter]{
+	key:  "targets",
+	noun: "volume target",
+	fields: append([]viewField[*baremetal.VolumeTarget]{
+		{"uuid", 0, strOf(func(vt *baremetal.VolumeTarget) string { return vt.UUID })},
+		{"node_uuid", 0, strOf(func(vt *baremetal.VolumeTarget) string { return vt.NodeUUID })},
+		{"volume_type", 0, strOf(func(vt *baremetal.VolumeTarget) string { return vt.VolumeType })},
+		{"boot_index", 0, func(b []byte, vt *baremetal.VolumeTarget, _ *renderCtx) []byte {
+			return strconv.AppendInt(b, int64(vt.BootIndex), 10)
+		}},
+		{"volume_id", 0, strOf(func(vt *baremetal.VolumeTarget) string { return vt.VolumeID })},
+		{"properties", 0, objOf(func(vt *baremetal.VolumeTarget) baremetal.JSON { return vt.Properties })},
+		{"extra", 0, objOf(func(vt *baremetal.VolumeTarget) baremetal.JSON { return vt.Extra })},
+	}, stampFields(func(vt *baremetal.VolumeTarget) time.Time { return vt.CreatedAt },
+		func(vt *baremetal.VolumeTarget) *time.Time { return vt.UpdatedAt })...),
 	defaults:    []string{"uuid", "node_uuid", "volume_type", "boot_index", "volume_id"},
 	invalidSort: []string{"extra", "properties"},
 	sortColumns: volumeTargetSortColumns,
-	fieldMin:    fieldMinOf(v32Volume, "uuid", "node_uuid", "volume_type", "boot_index", "volume_id", "properties", "extra", "created_at", "updated_at"),
 	mandatory:   []string{"boot_index", "node_uuid", "volume_id", "volume_type"},
-	view: func(o *objWriter, vt *baremetal.VolumeTarget, fs fieldSet, _ int) {
-		if fs.want("uuid") {
-			o.str("uuid", vt.UUID)
-		}
-		if fs.want("node_uuid") {
-			o.str("node_uuid", vt.NodeUUID)
-		}
-		if fs.want("volume_type") {
-			o.str("volume_type", vt.VolumeType)
-		}
-		if fs.want("boot_index") {
-			o.key("boot_index")
-			o.b = appendValue(o.b, json.Number(strconv.Itoa(vt.BootIndex)), nil)
-		}
-		if fs.want("volume_id") {
-			o.str("volume_id", vt.VolumeID)
-		}
-		if fs.want("properties") {
-			o.key("properties")
-			o.b = appendObject(o.b, vt.Properties)
-		}
-		if fs.want("extra") {
-			o.key("extra")
-			o.b = appendObject(o.b, vt.Extra)
-		}
-		appendStamps(o, vt.CreatedAt, vt.UpdatedAt, fs)
-	},
 	doc: func(vt *baremetal.VolumeTarget) map[string]any {
 		return map[string]any{"uuid": vt.UUID, "node_uuid": vt.NodeUUID, "volume_type": vt.VolumeType,
 			"volume_id": vt.VolumeID, "boot_index": vt.BootIndex,
@@ -160,21 +127,8 @@ var volumeTargets = volumeResource(&resource[*baremetal.VolumeTarget]{
 	conflict: func(_ context.Context, _ store.Store, vt *baremetal.VolumeTarget) error {
 		return conflict("A volume target with boot index '%d' for the same node already exists.", vt.BootIndex)
 	},
-	newT:  func() *baremetal.VolumeTarget { return &baremetal.VolumeTarget{} },
-	clone: clonePtr[baremetal.VolumeTarget],
-	get: func(ctx context.Context, s store.Store, id string) (*baremetal.VolumeTarget, error) {
-		return s.GetVolumeTarget(ctx, id)
-	},
-	list: func(ctx context.Context, s store.Store, f listFilter) ([]*baremetal.VolumeTarget, error) {
-		return s.ListVolumeTargets(ctx, store.VolumeFilter{Page: f.page, NodeUUID: f.node})
-	},
-	create: func(ctx context.Context, s store.Store, vt *baremetal.VolumeTarget) error {
-		return s.CreateVolumeTarget(ctx, vt)
-	},
-	update: func(ctx context.Context, s store.Store, vt *baremetal.VolumeTarget) error {
-		return s.UpdateVolumeTarget(ctx, vt)
-	},
-	delete: func(ctx context.Context, s store.Store, id string) error { return s.DeleteVolumeTarget(ctx, id) },
+	storeOps: storeOps[baremetal.VolumeTarget, store.VolumeFilter]{store.Store.GetVolumeTarget, store.Store.ListVolumeTargets,
+		store.Store.CreateVolumeTarget, store.Store.UpdateVolumeTarget, store.Store.DeleteVolumeTarget},
 }, map[string]fieldKind{
 	"uuid": kString, "node_uuid": kStringReq, "volume_type": kStringReq, "volume_id": kStringReq,
 	"boot_index": kAny, "properties": kObject, "extra": kObject,
@@ -226,7 +180,7 @@ func (s *server) getVolume(rq *request) error {
 	}
 	prefix := "volume"
 	if node := rq.r.PathValue("node"); node != "" {
-		n, err := s.lookupNode(rq.ctx(), s.store, node, rq.minor)
+		n, err := lookupNode(rq.ctx(), s.store, node, rq.minor)
 		if err != nil {
 			return err
 		}

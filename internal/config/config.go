@@ -230,6 +230,9 @@ type Processing struct {
 	// MaxConcurrentReports bounds the agent reports read and decoded at
 	// once (a ferro option); 0 means twice the number of CPUs.
 	MaxConcurrentReports int `ini:"max_concurrent_reports"`
+	// ReportMemoryBudget bounds, in MiB, the memory the agent reports
+	// being read and processed may take at once (a ferro option).
+	ReportMemoryBudget int `ini:"report_memory_budget"`
 	// RamdiskLogsDir is where the ramdisk's logs are written, as
 	// ironic-inspector; empty means they are dropped.
 	RamdiskLogsDir            string `ini:"ramdisk_logs_dir"`
@@ -388,6 +391,7 @@ func Defaults() *Config {
 			UpdatePXEEnabled:       true,
 			OverwriteExisting:      true,
 			StoreData:              "database",
+			ReportMemoryBudget:     160,
 			// ironic-inspector's default.
 			RamdiskLogsFilenameFormat: "{uuid}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz",
 		},
@@ -630,6 +634,10 @@ func (c *Config) Validate() error {
 	}
 	if c.Processing.MaxConcurrentReports < 0 {
 		bad("[processing]max_concurrent_reports must not be negative")
+	}
+	if c.Processing.ReportMemoryBudget < 1 {
+		// One 16 MiB report needs more: it then runs alone.
+		bad("[processing]report_memory_budget must be at least 1 (MiB)")
 	}
 	for _, opt := range []struct {
 		name, val string

@@ -13,6 +13,7 @@ import (
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/netboot"
 	"github.com/ferrometal/ferro/internal/netboot/dhcp"
+	"github.com/ferrometal/ferro/internal/netboot/tftp"
 )
 
 // netbootOptions builds the built-in netboot's options from [netboot],
@@ -21,17 +22,22 @@ import (
 func netbootOptions(cfg *config.Config, db dhcp.Store, events netboot.Events, log *slog.Logger) (netboot.Options, error) {
 	nb := cfg.Netboot
 	o := netboot.Options{
-		Interface:               nb.Interface,
-		Proxy:                   nb.Mode == "proxy",
-		LeaseTime:               time.Duration(nb.LeaseTime) * time.Second,
-		DHCPPort:                nb.DHCPPort,
-		TFTPPort:                nb.TFTPPort,
-		TFTPMaxTransfers:        nb.TFTPMaxTransfers,
-		TFTPTimeout:             time.Duration(nb.TFTPTimeout) * time.Second,
-		TFTPSinglePort:          nb.TFTPSinglePort,
-		TFTPBlockSize:           nb.TFTPBlksize,
-		TFTPWindowSize:          nb.TFTPWindowsize,
-		TFTPTransferTimeout:     time.Duration(nb.TFTPTransferTimeout) * time.Second,
+		Interface:           nb.Interface,
+		Proxy:               nb.Mode == "proxy",
+		LeaseTime:           time.Duration(nb.LeaseTime) * time.Second,
+		DHCPPort:            nb.DHCPPort,
+		TFTPPort:            nb.TFTPPort,
+		TFTPMaxTransfers:    nb.TFTPMaxTransfers,
+		TFTPTimeout:         time.Duration(nb.TFTPTimeout) * time.Second,
+		TFTPSinglePort:      nb.TFTPSinglePort,
+		TFTPBlockSize:       nb.TFTPBlksize,
+		TFTPWindowSize:      nb.TFTPWindowsize,
+		TFTPTransferTimeout: time.Duration(nb.TFTPTransferTimeout) * time.Second,
+		TFTPLimits: tftp.Limits{MaxPending: nb.TFTPMaxUnacknowledged, MaxTransfersPerClient: nb.TFTPMaxTransfersPerClient,
+			ClientRequestRate: nb.TFTPClientRequestRate, MaxClientTimeout: time.Duration(nb.TFTPMaxClientTimeout) * time.Second,
+			FirstACKTimeout: time.Duration(nb.TFTPFirstACKTimeout) * time.Second, StallTimeout: time.Duration(nb.TFTPStallTimeout) * time.Second,
+			WindowBytes: nb.TFTPWindowBytes, MaxAmplification: nb.TFTPMaxAmplification},
+		DHCPMaxLeasesPerNode:    nb.DHCPMaxLeasesPerNode,
 		AnyClientReadsNodeFiles: nb.NodeFilesAnyClient,
 		IPv6RA:                  nb.IPv6RA,
 		TFTPRoot:                cfg.PXE.TFTPRoot,
@@ -45,6 +51,9 @@ func netbootOptions(cfg *config.Config, db dhcp.Store, events netboot.Events, lo
 		Store:                   db,
 		Events:                  events,
 		Log:                     log.With("service", "netboot"),
+	}
+	if nb.TFTPMaxAmplification == 0 {
+		o.TFTPLimits.MaxAmplification = -1 // 0 in the file: no bound
 	}
 	if cfg.PXE.IPXEDir != "" {
 		o.LoaderDirs = append([]string{cfg.PXE.IPXEDir}, o.LoaderDirs...)

@@ -635,6 +635,23 @@ func (c *Config) Validate() error {
 	if c.Processing.MaxConcurrentReports < 0 {
 		bad("[processing]max_concurrent_reports must not be negative")
 	}
+	nb := c.Netboot
+	for _, o := range []struct {
+		name string
+		v    int
+	}{
+		{"tftp_max_unacknowledged", nb.TFTPMaxUnacknowledged}, {"tftp_max_transfers_per_client", nb.TFTPMaxTransfersPerClient},
+		{"tftp_client_request_rate", nb.TFTPClientRequestRate}, {"tftp_max_client_timeout", nb.TFTPMaxClientTimeout},
+		{"tftp_first_ack_timeout", nb.TFTPFirstACKTimeout}, {"tftp_stall_timeout", nb.TFTPStallTimeout},
+		{"tftp_window_bytes", nb.TFTPWindowBytes}, {"dhcp_max_leases_per_node", nb.DHCPMaxLeasesPerNode},
+	} {
+		if o.v < 1 {
+			bad("[netboot]%s must be at least 1", o.name)
+		}
+	}
+	if nb.TFTPMaxAmplification < 0 {
+		bad("[netboot]tftp_max_amplification must not be negative (0: no bound)")
+	}
 	if c.Processing.ReportMemoryBudget < 1 {
 		// One 16 MiB report needs more: it then runs alone.
 		bad("[processing]report_memory_budget must be at least 1 (MiB)")

@@ -52,7 +52,7 @@ func drain(c *net.UDPConn) (bytes, packets int) {
 // never more than MaxAmplification (10) times the request's bytes, UDP
 // payload against UDP payload. The figures are logged.
 func TestServe_AmplificationOfUnacknowledgedRequests(t *testing.T) {
-	f := newFixture(t, Options{SinglePort: true, FirstACKTimeout: 400 * time.Millisecond}, false)
+	f := newFixture(t, Options{SinglePort: true, Limits: Limits{FirstACKTimeout: 400 * time.Millisecond}}, false)
 	for i, tc := range []struct {
 		name    string
 		req     []byte
@@ -93,7 +93,7 @@ func TestServe_AmplificationOfUnacknowledgedRequests(t *testing.T) {
 // first block alone on each retry, until the stall timeout. Logged, not
 // bounded: per-transfer ports (tftp_single_port = false) close this.
 func TestServe_BlindAcknowledgementInSinglePortMode(t *testing.T) {
-	f := newFixture(t, Options{SinglePort: true, Timeout: 100 * time.Millisecond, StallTimeout: 1500 * time.Millisecond}, false)
+	f := newFixture(t, Options{SinglePort: true, Timeout: 100 * time.Millisecond, Limits: Limits{StallTimeout: 1500 * time.Millisecond}}, false)
 	c, srv := rawClientFrom(t, f.port, "127.0.2.1")
 	req := rrq("odd", "blksize", "1468", "windowsize", "16", "tsize", "0")
 	c.WriteToUDP(req, srv)
@@ -164,7 +164,7 @@ func (s *Server) tablesEmpty() bool {
 // (its oldest unacknowledged one gives way), and so is its request rate;
 // another address is not affected by either.
 func TestServe_PerClientBoundsAndRate(t *testing.T) {
-	f := newFixture(t, Options{SinglePort: true, MaxTransfersPerClient: 2, ClientRequestRate: 5}, false)
+	f := newFixture(t, Options{SinglePort: true, Limits: Limits{MaxTransfersPerClient: 2, ClientRequestRate: 5}}, false)
 	// Three requests from three ports of one address: the first gives way.
 	var conns []*net.UDPConn
 	for range 3 {
@@ -215,7 +215,7 @@ func TestServe_PerClientBoundsAndRate(t *testing.T) {
 // stops making progress ends after StallTimeout however many retries are
 // left.
 func TestServe_ClientTimeoutCappedAndStallsEnd(t *testing.T) {
-	f := newFixture(t, Options{SinglePort: true, Timeout: 200 * time.Millisecond, Retries: 1000, StallTimeout: time.Second, BlockSize: 65464}, false)
+	f := newFixture(t, Options{SinglePort: true, Timeout: 200 * time.Millisecond, Retries: 1000, BlockSize: 65464, Limits: Limits{StallTimeout: time.Second}}, false)
 	c, srv := rawClient(t, f.port)
 	c.WriteToUDP(rrq("odd", "timeout", "255", "windowsize", "16", "blksize", "8192"), srv)
 	p, _ := read(t, c, 5*time.Second)

@@ -49,6 +49,31 @@ type Options struct {
 	// MaxTransfers bounds acknowledged transfers in progress; one more is
 	// refused with a TFTP error.
 	MaxTransfers int
+	// Timeout is the per-packet timeout unless the client asks another
+	// (option timeout, granted up to Limits.MaxClientTimeout); it doubles
+	// on each retransmission, twice at most. Retries is how often a
+	// window is sent again before giving up.
+	Timeout time.Duration
+	Retries int
+	// TransferTimeout bounds one whole transfer.
+	TransferTimeout time.Duration
+	// BlockSize caps the negotiated blksize; it is also clamped so that a
+	// block fits the interface MTU.
+	BlockSize int
+	// WindowSize caps the negotiated windowsize (RFC 7440).
+	WindowSize int
+	// SinglePort serves every transfer from the listening socket (one
+	// port for a firewall; and the only way when the listener was opened
+	// on a network namespace's thread that later goroutines are not on)
+	// instead of a new socket per transfer.
+	SinglePort bool
+	Limits
+}
+
+// Limits are the bounds that keep forged, abandoned and flooding clients
+// from holding the server or using it to amplify; zero fields take the
+// defaults.
+type Limits struct {
 	// MaxPending bounds the transfers whose client has not acknowledged
 	// anything yet; a new request past it replaces the oldest. Such a
 	// transfer holds a goroutine, its request and its first packet, no
@@ -62,35 +87,19 @@ type Options struct {
 	// ClientRequestRate is how many requests a second one client address
 	// may send, in bursts of twice that; more are dropped unanswered.
 	ClientRequestRate int
-	// Timeout is the per-packet timeout unless the client asks another
-	// (option timeout, granted up to MaxClientTimeout); it doubles on each
-	// retransmission, twice at most. Retries is how often a window is
-	// sent again before giving up.
-	Timeout          time.Duration
+	// MaxClientTimeout is the largest timeout option granted.
 	MaxClientTimeout time.Duration
-	Retries          int
 	// FirstACKTimeout is how long a transfer waits for the client's first
 	// acknowledgement; StallTimeout how long an acknowledged one may go
 	// without progress.
 	FirstACKTimeout, StallTimeout time.Duration
-	// TransferTimeout bounds one whole transfer.
-	TransferTimeout time.Duration
-	// BlockSize caps the negotiated blksize; it is also clamped so that a
-	// block fits the interface MTU.
-	BlockSize int
-	// WindowSize caps the negotiated windowsize (RFC 7440), and
-	// WindowBytes the bytes of one window.
-	WindowSize, WindowBytes int
-	// MaxAmplification bounds the first packet of a transfer, sent before
-	// the client acknowledged anything, to this many times the request's
-	// size: a larger one (block 1 of a request without options) is
-	// refused with a short error asking for options. Negative: no bound.
+	// WindowBytes caps the bytes of one window.
+	WindowBytes int
+	// MaxAmplification bounds what is sent before the client acknowledged
+	// anything to this many times the bytes of its requests: block 1 of a
+	// request without options that would exceed it is refused with a
+	// short error asking for options. Negative: no bound.
 	MaxAmplification int
-	// SinglePort serves every transfer from the listening socket (one
-	// port for a firewall; and the only way when the listener was opened
-	// on a network namespace's thread that later goroutines are not on)
-	// instead of a new socket per transfer.
-	SinglePort bool
 }
 
 // Defaults of Options.

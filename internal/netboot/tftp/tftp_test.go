@@ -240,7 +240,7 @@ func (c client) get(t *testing.T, port, name string) ([]byte, string, error) {
 // option) with MaxAmplification off, as [netboot]tftp_max_amplification=0.
 func TestServe_FilesOfEverySizeToIndependentClients(t *testing.T) {
 	strict := newFixture(t, Options{SinglePort: true, Timeout: time.Second}, true)
-	open := newFixture(t, Options{SinglePort: true, Timeout: time.Second, MaxAmplification: -1}, true)
+	open := newFixture(t, Options{SinglePort: true, Timeout: time.Second, Limits: Limits{MaxAmplification: -1}}, true)
 	for _, c := range clients {
 		f := strict
 		if c.rfc1350 {
@@ -286,7 +286,7 @@ func fileSize(name string) int {
 }
 
 func TestServe_PerTransferPort(t *testing.T) {
-	f := newFixture(t, Options{SinglePort: false, Timeout: time.Second, MaxAmplification: -1}, false)
+	f := newFixture(t, Options{SinglePort: false, Timeout: time.Second, Limits: Limits{MaxAmplification: -1}}, false)
 	for _, c := range clients {
 		if c.name != "tftp-hpa" && c.name != "atftp-windowsize" && c.name != "curl" {
 			continue
@@ -342,7 +342,7 @@ func TestServe_RefusesWithTheRightError(t *testing.T) {
 }
 
 func TestServe_NodeFilesToTheNodesAddress(t *testing.T) {
-	f := newFixture(t, Options{SinglePort: true, Timeout: time.Second, MaxAmplification: -1,
+	f := newFixture(t, Options{SinglePort: true, Timeout: time.Second, Limits: Limits{MaxAmplification: -1},
 		Access: allowList{node: {netip.MustParseAddr("127.0.0.1")}}}, false)
 	hpa := clients[0]
 	for _, name := range []string{node + "/config", "pxelinux.cfg/01-52-54-00-12-34-56", node + "/deploy_kernel", "b512"} {
@@ -443,7 +443,7 @@ func dropOnce(fromClient bool, op, block uint16) func(bool, []byte) bool {
 func TestServe_RetransmitsLostPackets(t *testing.T) {
 	for _, sp := range []bool{true, false} {
 		strict := newFixture(t, Options{SinglePort: sp, Timeout: 200 * time.Millisecond}, false)
-		open := newFixture(t, Options{SinglePort: sp, Timeout: 200 * time.Millisecond, MaxAmplification: -1}, false)
+		open := newFixture(t, Options{SinglePort: sp, Timeout: 200 * time.Millisecond, Limits: Limits{MaxAmplification: -1}}, false)
 		for _, tc := range []struct {
 			name   string
 			c      client

@@ -42,7 +42,7 @@ var floorNames = []string{"vocabulary", "parts", "driver API", "drivers", "servi
 // placed here (a prefix ending in "/" places a folder).
 var floors = map[string]int{
 	"internal/baremetal": vocabulary, "internal/states": vocabulary, "internal/callback": vocabulary,
-	"internal/dhcpopt": vocabulary, "internal/jsonlimit": vocabulary, "internal/pyjson": vocabulary,
+	"internal/dhcpopt": vocabulary, "internal/jsonlimit": vocabulary, "internal/reportbudget": vocabulary, "internal/pyjson": vocabulary,
 	"internal/inventory": vocabulary, "internal/lldp": vocabulary, "internal/rootdevice": vocabulary, "internal/hardware": vocabulary, "internal/progress": vocabulary,
 	"internal/config": vocabulary, "internal/service": vocabulary, "internal/netns": vocabulary,
 

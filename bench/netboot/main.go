@@ -498,6 +498,8 @@ func startFerro(n ns, bin, dir string, o options) (*server, error) {
 		"FERRO_NETBOOT_RANGE_START=192.168.78.10", "FERRO_NETBOOT_RANGE_END=192.168.78.250",
 		"FERRO_NETBOOT_NETMASK=255.255.255.0",
 		"FERRO_NETBOOT_TFTP_MAX_TRANSFERS=256",
+		// Every simulated client sends from the same address.
+		"FERRO_NETBOOT_TFTP_MAX_TRANSFERS_PER_CLIENT=256", "FERRO_NETBOOT_TFTP_CLIENT_REQUEST_RATE=1000",
 		"FERRO_NETBOOT_TFTP_SINGLE_PORT=" + strconv.FormatBool(o.singlePort),
 		"FERRO_DEFAULT_DEBUG=" + os.Getenv("BENCH_DEBUG"),
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ferrometal/ferro/internal/config"
 	"github.com/ferrometal/ferro/internal/netboot"
 	"github.com/ferrometal/ferro/internal/netboot/dhcp"
+	"github.com/ferrometal/ferro/internal/netboot/tftp"
 )
 
 // netbootOptions builds the built-in netboot's options from [netboot],
@@ -20,17 +21,22 @@ import (
 func netbootOptions(cfg *config.Config, db dhcp.Store, events netboot.Events, log *slog.Logger) (netboot.Options, error) {
 	nb := cfg.Netboot
 	o := netboot.Options{
-		Interface:               nb.Interface,
-		Proxy:                   nb.Mode == "proxy",
-		LeaseTime:               seconds(nb.LeaseTime),
-		DHCPPort:                nb.DHCPPort,
-		TFTPPort:                nb.TFTPPort,
-		TFTPMaxTransfers:        nb.TFTPMaxTransfers,
-		TFTPTimeout:             seconds(nb.TFTPTimeout),
-		TFTPSinglePort:          nb.TFTPSinglePort,
-		TFTPBlockSize:           nb.TFTPBlksize,
-		TFTPWindowSize:          nb.TFTPWindowsize,
-		TFTPTransferTimeout:     seconds(nb.TFTPTransferTimeout),
+		Interface:           nb.Interface,
+		Proxy:               nb.Mode == "proxy",
+		LeaseTime:           seconds(nb.LeaseTime),
+		DHCPPort:            nb.DHCPPort,
+		TFTPPort:            nb.TFTPPort,
+		TFTPMaxTransfers:    nb.TFTPMaxTransfers,
+		TFTPTimeout:         seconds(nb.TFTPTimeout),
+		TFTPSinglePort:      nb.TFTPSinglePort,
+		TFTPBlockSize:       nb.TFTPBlksize,
+		TFTPWindowSize:      nb.TFTPWindowsize,
+		TFTPTransferTimeout: seconds(nb.TFTPTransferTimeout),
+		TFTPLimits: tftp.Limits{MaxPending: nb.TFTPMaxUnacknowledged, MaxTransfersPerClient: nb.TFTPMaxTransfersPerClient,
+			ClientRequestRate: nb.TFTPClientRequestRate, MaxClientTimeout: seconds(nb.TFTPMaxClientTimeout),
+			FirstACKTimeout: seconds(nb.TFTPFirstACKTimeout), StallTimeout: seconds(nb.TFTPStallTimeout),
+			WindowBytes: nb.TFTPWindowBytes, MaxAmplification: nb.TFTPMaxAmplification},
+		DHCPMaxLeasesPerNode:    nb.DHCPMaxLeasesPerNode,
 		AnyClientReadsNodeFiles: nb.NodeFilesAnyClient,
 		IPv6RA:                  nb.IPv6RA,
 		TFTPRoot:                cfg.PXE.TFTPRoot,
@@ -44,6 +50,9 @@ func netbootOptions(cfg *config.Config, db dhcp.Store, events netboot.Events, lo
 		Store:                   db,
 		Events:                  events,
 		Log:                     log.With("service", "netboot"),
+	}
+	if nb.TFTPMaxAmplification == 0 {
+		o.TFTPLimits.MaxAmplification = -1 // 0 in the file: no bound
 	}
 	if cfg.PXE.IPXEDir != "" {
 		o.LoaderDirs = append([]string{cfg.PXE.IPXEDir}, o.LoaderDirs...)

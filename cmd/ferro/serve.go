@@ -191,8 +191,13 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		// After the group: the manage_boot reboots and power-offs it runs
 		// in the background had the conductor's drain to finish.
 		defer insp.Close()
+		// One budget for every API that takes reports.
+		budget, err := inspectorapi.NewReportBudget(int64(cfg.Processing.ReportMemoryBudget) << 20)
+		if err != nil {
+			return err
+		}
 		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit,
-			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports,
+			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports, Budget: budget,
 			ReportReadTimeout:    seconds(cfg.Default.ClientSocketTimeout)})
 	}
 

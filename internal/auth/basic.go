@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,10 @@ const (
 	basicTTL       = 5 * time.Minute
 	// maxHtpasswd bounds the user file ferro reads.
 	maxHtpasswd = 4 << 20
+	// Bounds of the checks waiting for a bcrypt slot: per client address
+	// and in all. Past them a request is refused without a check.
+	basicWaitingPerClient = 32
+	basicWaiting          = 1024
 )
 
 // Basic is the http_basic strategy: an Apache htpasswd file with bcrypt
@@ -36,30 +41,46 @@ const (
 // Ironic, which enforces no policy unless auth_strategy is keystone.
 type Basic struct {
 	path  string
-	users atomic.Pointer[map[string][]byte]
+	users atomic.Pointer[userFile]
 	// key makes the cache's keys an HMAC of user and password, so neither
 	// the password nor an unsalted hash of it is held.
 	key   [32]byte
 	cache *ttlCache[string]
 	// flight makes concurrent requests with the same credentials wait for
 	// one bcrypt check; slots bounds the checks running at once, so wrong
-	// passwords (never cached) cost at most that many cores.
+	// passwords (never cached) cost at most that many cores, and shares
+	// them out by client address, so that a flood from one address cannot
+	// starve another's login.
 	mu     sync.Mutex
 	flight map[[32]byte]*check
-	slots  chan struct{}
+	slots  *fairSlots
+	// compare is bcrypt's comparison (a test counts the work it is given).
+	compare func(hash, password []byte) error
+}
+
+// userFile is one reading of the user file.
+type userFile struct {
+	hashes map[string][]byte
+	// dummy is what an unknown user's password is compared with: a hash
+	// of the cost most of the file's entries have, so that the check
+	// costs what a known user's does.
+	dummy []byte
 }
 
 // check is one bcrypt verification that others may wait for.
 type check struct {
 	done chan struct{}
 	ok   bool
+	// err is a check that did not run (no slot).
+	err error
 }
 
 // NewBasic reads and checks the user file at path: every entry must be a
 // bcrypt hash ($2y$, $2a$, $2b$), as oslo.middleware requires.
 func NewBasic(path string) (*Basic, error) {
-	b := &Basic{path: path, cache: newTTLCache[string](basicCacheSize, time.Now),
-		flight: map[[32]byte]*check{}, slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
+	b := &Basic{path: path, cache: newTTLCache[string](basicCacheSize, time.Now), flight: map[[32]byte]*check{},
+		slots:   newFairSlots(max(1, runtime.GOMAXPROCS(0)), basicWaitingPerClient, basicWaiting),
+		compare: bcrypt.CompareHashAndPassword}
 	if _, err := rand.Read(b.key[:]); err != nil {
 		return nil, err
 	}
@@ -76,9 +97,45 @@ func (b *Basic) Reload() error {
 	if err != nil {
 		return err
 	}
-	b.users.Store(&users)
+	dummy, err := dummyHash(users)
+	if err != nil {
+		return err
+	}
+	b.users.Store(&userFile{hashes: users, dummy: dummy})
 	b.cache.clear()
 	return nil
+}
+
+// dummyHash is a hash of a random password at the cost most of the
+// entries have (the lower on a tie; bcrypt's default for an empty file).
+func dummyHash(users map[string][]byte) ([]byte, error) {
+	count := map[int]int{}
+	for _, h := range users {
+		if c, err := bcrypt.Cost(h); err == nil {
+			count[c]++
+		}
+	}
+	cost := bcrypt.DefaultCost
+	if len(count) > 0 {
+		costs := make([]int, 0, len(count))
+		for c := range count {
+			costs = append(costs, c)
+		}
+		slices.Sort(costs)
+		cost = costs[0]
+		for _, c := range costs {
+			if count[c] > count[cost] {
+				cost = c
+			}
+		}
+	}
+	pw := make([]byte, 32)
+	rand.Read(pw)
+	h, err := bcrypt.GenerateFromPassword(pw, cost)
+	if err != nil {
+		return nil, fmt.Errorf("http_basic: dummy hash of cost %d: %w", cost, err)
+	}
+	return h, nil
 }
 
 func readHtpasswd(path string) (map[string][]byte, error) {
@@ -166,7 +223,7 @@ func (b *Basic) Authenticate(ctx context.Context, r *http.Request) (*Credentials
 	}
 	b.mu.Unlock()
 	if !waiting {
-		c.ok = b.verify(ctx, user, password)
+		c.ok, c.err = b.verify(ctx, clientOf(r.RemoteAddr), user, password)
 		if c.ok {
 			b.cache.put(key, user, basicTTL)
 		}
@@ -180,28 +237,32 @@ func (b *Basic) Authenticate(ctx context.Context, r *http.Request) (*Credentials
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	if !c.ok {
+	switch {
+	case c.err != nil:
+		return nil, fmt.Errorf("%w: %v", ErrUnauthorized, c.err)
+	case !c.ok:
 		return nil, fmt.Errorf("%w: wrong user or password", ErrUnauthorized)
 	}
 	return basicCreds(user), nil
 }
 
-// verify runs one bcrypt check, waiting for a free slot.
-func (b *Basic) verify(ctx context.Context, user, password string) bool {
-	select {
-	case b.slots <- struct{}{}:
-		defer func() { <-b.slots }()
-	case <-ctx.Done():
-		return false
+// verify runs one bcrypt check when client's turn for a slot comes.
+func (b *Basic) verify(ctx context.Context, client, user, password string) (bool, error) {
+	if err := b.slots.acquire(ctx, client); err != nil {
+		return false, err
 	}
-	hash, ok := (*b.users.Load())[user]
+	defer b.slots.release()
+	f := b.users.Load()
+	pw := []byte(password)
+	defer clear(pw)
+	hash, ok := f.hashes[user]
 	if !ok {
-		// Spend the same time as for a known user, so that a caller cannot
-		// tell which user names exist.
-		_ = bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
-		return false
+		// The same work as for a known user, so that a caller cannot tell
+		// which user names exist.
+		_ = b.compare(f.dummy, pw)
+		return false, nil
 	}
-	return bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil
+	return b.compare(hash, pw) == nil, nil
 }
 
 func basicCreds(user string) *Credentials {
@@ -217,10 +278,3 @@ func (b *Basic) cacheKey(user, password string) [32]byte {
 	m.Sum(k[:0])
 	return k
 }
-
-var dummy = sync.OnceValue(func() []byte {
-	h, _ := bcrypt.GenerateFromPassword([]byte("ferro-dummy"), bcrypt.DefaultCost)
-	return h
-})
-
-func dummyHash() []byte { return dummy() }

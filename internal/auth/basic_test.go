@@ -3,12 +3,17 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
@@ -160,4 +165,109 @@ func FuzzParseBasic(f *testing.F) {
 			t.Fatalf("round trip of %q/%q: %q/%q %v", user, password, u2, p2, err)
 		}
 	})
+}
+
+// TestBasic_UnknownUserCostsWhatAWrongPasswordCosts compares the two
+// refusals: an unknown user name must cost the bcrypt work of a known one.
+// Each sample is a pair of checks back to back, in alternating order, so
+// that a busy machine slows both alike; the median of the pairs' ratios
+// must be near 1 (a loose bound: the gap it closes was 32×).
+func TestBasic_UnknownUserCostsWhatAWrongPasswordCosts(t *testing.T) {
+	path := htpasswd(t, "-B", "admin", "s3cret", "ops", "ops pass")
+	b, err := auth.NewBasic(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(user string) time.Duration {
+		start := time.Now()
+		if _, err := b.Authenticate(t.Context(), basicRequest(user, "wrong")); !errors.Is(err, auth.ErrUnauthorized) {
+			t.Fatalf("%s/wrong: %v", user, err)
+		}
+		return time.Since(start)
+	}
+	const pairs = 31
+	ratios := make([]float64, pairs)
+	var known, unknown time.Duration
+	for i := range ratios {
+		var k, u time.Duration
+		if i%2 == 0 {
+			k, u = check("admin"), check("nobody")
+		} else {
+			u, k = check("nobody"), check("admin")
+		}
+		known, unknown = known+k, unknown+u
+		ratios[i] = float64(u) / float64(k)
+	}
+	slices.Sort(ratios)
+	ratio := ratios[pairs/2]
+	t.Logf("mean check: wrong password of a real user %v, unknown user %v; median ratio %.2f",
+		known/pairs, unknown/pairs, ratio)
+	if ratio < 0.25 || ratio > 4 {
+		t.Errorf("an unknown user costs %.2f× a wrong password: the difference names the users", ratio)
+	}
+}
+
+// TestBasic_FloodOfUnknownUsersCannotStarveALogin: one address floods
+// unknown user names; a real user's first login from another address is
+// checked after at most a few of the flood's checks, not after all of
+// them. Counted in checks, not in time.
+func TestBasic_FloodOfUnknownUsersCannotStarveALogin(t *testing.T) {
+	// Cost 8: each check takes long enough that the flood is still
+	// queued when the login arrives.
+	b, err := auth.NewBasic(ferrotest.Htpasswd(t, []string{"-B", "-C", "8"}, "admin", "s3cret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const flood = 200
+	var mu sync.Mutex
+	var checked int // flood requests refused after a check
+	var loginAt, loginDone int
+	first := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range flood {
+		wg.Go(func() {
+			r := basicRequest(fmt.Sprintf("nobody%d", i), "guess")
+			r.RemoteAddr = "192.0.2.1:40000"
+			_, err := b.Authenticate(t.Context(), r)
+			if !errors.Is(err, auth.ErrUnauthorized) {
+				t.Errorf("flood request: %v", err)
+				return
+			}
+			if !strings.Contains(err.Error(), "wrong user or password") {
+				return // refused without a check: the address's queue is full
+			}
+			mu.Lock()
+			checked++
+			if checked == 1 {
+				close(first)
+			}
+			mu.Unlock()
+		})
+	}
+	<-first
+	mu.Lock()
+	loginAt = checked
+	mu.Unlock()
+	r := basicRequest("admin", "s3cret")
+	r.RemoteAddr = "198.51.100.7:50000"
+	start := time.Now()
+	if _, err := b.Authenticate(t.Context(), r); err != nil {
+		t.Fatalf("the real login: %v", err)
+	}
+	took := time.Since(start)
+	mu.Lock()
+	loginDone = checked
+	mu.Unlock()
+	wg.Wait()
+	ahead := loginDone - loginAt
+	t.Logf("flood of %d unknown users: %d checked, %d before the login arrived, %d while it waited (%v), %d after it",
+		flood, checked, loginAt, ahead, took.Round(time.Millisecond), checked-loginDone)
+	if checked == loginDone {
+		t.Fatalf("the login was answered after every one of the flood's %d checks", checked)
+	}
+	// The checks running when it arrived, the one whose turn came first,
+	// and those the other slots finished meanwhile.
+	if limit := 2*runtime.GOMAXPROCS(0) + 2; ahead > limit {
+		t.Errorf("the login waited for %d of the flood's checks, want at most %d", ahead, limit)
+	}
 }

@@ -260,6 +260,9 @@ type Processing struct {
 	// MaxConcurrentReports bounds the agent reports read and decoded at
 	// once (a ferro option); 0 means twice the number of CPUs.
 	MaxConcurrentReports int `ini:"max_concurrent_reports"`
+	// ReportMemoryBudget bounds, in MiB, the memory the agent reports
+	// being read and processed may take at once (a ferro option).
+	ReportMemoryBudget int `ini:"report_memory_budget"`
 	// RamdiskLogsDir is where the ramdisk's logs are written, as
 	// ironic-inspector; empty means they are dropped.
 	RamdiskLogsDir            string `ini:"ramdisk_logs_dir"`
@@ -449,6 +452,7 @@ func Defaults(hw Hardware) *Config {
 			UpdatePXEEnabled:       true,
 			OverwriteExisting:      true,
 			StoreData:              "database",
+			ReportMemoryBudget:     160,
 			// ironic-inspector's default.
 			RamdiskLogsFilenameFormat: "{uuid}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz",
 		},
@@ -721,6 +725,27 @@ func (c *Config) Validate() error {
 	}
 	if c.Processing.MaxConcurrentReports < 0 {
 		bad("[processing]max_concurrent_reports must not be negative")
+	}
+	nb := c.Netboot
+	for _, o := range []struct {
+		name string
+		v    int
+	}{
+		{"tftp_max_unacknowledged", nb.TFTPMaxUnacknowledged}, {"tftp_max_transfers_per_client", nb.TFTPMaxTransfersPerClient},
+		{"tftp_client_request_rate", nb.TFTPClientRequestRate}, {"tftp_max_client_timeout", nb.TFTPMaxClientTimeout},
+		{"tftp_first_ack_timeout", nb.TFTPFirstACKTimeout}, {"tftp_stall_timeout", nb.TFTPStallTimeout},
+		{"tftp_window_bytes", nb.TFTPWindowBytes}, {"dhcp_max_leases_per_node", nb.DHCPMaxLeasesPerNode},
+	} {
+		if o.v < 1 {
+			bad("[netboot]%s must be at least 1", o.name)
+		}
+	}
+	if nb.TFTPMaxAmplification < 0 {
+		bad("[netboot]tftp_max_amplification must not be negative (0: no bound)")
+	}
+	if c.Processing.ReportMemoryBudget < 1 {
+		// One 16 MiB report needs more: it then runs alone.
+		bad("[processing]report_memory_budget must be at least 1 (MiB)")
 	}
 	for _, opt := range []struct {
 		name, val string

@@ -37,6 +37,22 @@ type Netboot struct {
 	TFTPWindowsize int `ini:"tftp_windowsize"`
 	// TFTPTransferTimeout bounds one TFTP transfer, in seconds.
 	TFTPTransferTimeout int `ini:"tftp_transfer_timeout"`
+	// TFTP bounds against forged, abandoned and flooding clients
+	// (tftp.Limits): unacknowledged transfers, transfers and requests a
+	// second per client address, the largest timeout option granted (s),
+	// the wait for a first ACK and for progress (s), the bytes of a
+	// window, and what may be sent before a first ACK, in multiples of the
+	// request (0: no bound).
+	TFTPMaxUnacknowledged     int `ini:"tftp_max_unacknowledged"`
+	TFTPMaxTransfersPerClient int `ini:"tftp_max_transfers_per_client"`
+	TFTPClientRequestRate     int `ini:"tftp_client_request_rate"`
+	TFTPMaxClientTimeout      int `ini:"tftp_max_client_timeout"`
+	TFTPFirstACKTimeout       int `ini:"tftp_first_ack_timeout"`
+	TFTPStallTimeout          int `ini:"tftp_stall_timeout"`
+	TFTPWindowBytes           int `ini:"tftp_window_bytes"`
+	TFTPMaxAmplification      int `ini:"tftp_max_amplification"`
+	// DHCPMaxLeasesPerNode bounds the addresses one node's MACs hold.
+	DHCPMaxLeasesPerNode int `ini:"dhcp_max_leases_per_node"`
 	// NodeFilesAnyClient serves a node's own boot files (config, kernel,
 	// initramfs) to any client instead of only to the addresses leased to
 	// (proxy mode: requested by) the node's MACs.
@@ -58,6 +74,16 @@ func defaultNetboot() Netboot {
 		TFTPBlksize:         1468,
 		TFTPWindowsize:      16,
 		TFTPTransferTimeout: 600,
-		IPv6RA:              true,
+		// The tftp and dhcp packages' defaults.
+		TFTPMaxUnacknowledged:     1024,
+		TFTPMaxTransfersPerClient: 4,
+		TFTPClientRequestRate:     20,
+		TFTPMaxClientTimeout:      5,
+		TFTPFirstACKTimeout:       3,
+		TFTPStallTimeout:          10,
+		TFTPWindowBytes:           64 << 10,
+		TFTPMaxAmplification:      10,
+		DHCPMaxLeasesPerNode:      8,
+		IPv6RA:                    true,
 	}
 }

@@ -31,7 +31,23 @@ type Limits struct {
 // upper bound (every value but the first in a container follows a comma),
 // which is what a limit needs.
 func Check(b []byte, l Limits) error {
-	depth, values := 0, 1
+	_, _, err := scan(b, l)
+	return err
+}
+
+// Values is an upper bound on the number of values in b (each one but the
+// first of a container follows a comma), for estimating what decoding b
+// will build. Like Check it does not validate b.
+func Values(b []byte) int {
+	n, containers, _ := scan(b, Limits{})
+	return n + containers
+}
+
+// scan is Check's pass; it also returns the number of values Check
+// counts and the number of objects and arrays.
+func scan(b []byte, l Limits) (values, containers int, err error) {
+	depth := 0
+	values = 1
 	inString, escaped := false, false
 	for _, c := range b {
 		if inString {
@@ -50,17 +66,18 @@ func Check(b []byte, l Limits) error {
 			inString = true
 		case '{', '[':
 			depth++
+			containers++
 			if l.MaxDepth > 0 && depth > l.MaxDepth {
-				return fmt.Errorf("%w: more than %d levels of objects and arrays", ErrTooDeep, l.MaxDepth)
+				return values, containers, fmt.Errorf("%w: more than %d levels of objects and arrays", ErrTooDeep, l.MaxDepth)
 			}
 		case '}', ']':
 			depth--
 		case ',':
 			values++
 			if l.MaxValues > 0 && values > l.MaxValues {
-				return fmt.Errorf("%w: more than %d", ErrTooMany, l.MaxValues)
+				return values, containers, fmt.Errorf("%w: more than %d", ErrTooMany, l.MaxValues)
 			}
 		}
 	}
-	return nil
+	return values, containers, nil
 }

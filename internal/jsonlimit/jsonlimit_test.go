@@ -39,3 +39,17 @@ func FuzzCheck(f *testing.F) {
 		_ = Check(b, Limits{MaxDepth: depth % 64, MaxValues: values % 1024})
 	})
 }
+
+func TestValues(t *testing.T) {
+	for in, want := range map[string]int{
+		`{}`:                                     2, // one more than there is: an upper bound
+		`{"a": 1, "b": [1, 2, 3]}`:               6,
+		`["a,b", "c"]`:                           3,
+		`[[1],[2],[3]]`:                          7,
+		"[" + strings.Repeat("{},", 999) + "{}]": 2001,
+	} {
+		if got := Values([]byte(in)); got != want {
+			t.Errorf("Values(%.40q) = %d, want %d", in, got, want)
+		}
+	}
+}

@@ -86,7 +86,13 @@ type Options struct {
 	// package's defaults).
 	TFTPBlockSize, TFTPWindowSize int
 	TFTPTransferTimeout           time.Duration
-	IPv6RA                        bool
+	// TFTPLimits bound forged, abandoned and flooding TFTP clients (zero
+	// fields: the tftp package's defaults).
+	TFTPLimits tftp.Limits
+	// DHCPMaxLeasesPerNode bounds the leases of one node's MACs (0: the
+	// dhcp package's default).
+	DHCPMaxLeasesPerNode int
+	IPv6RA               bool
 	// AnyClientReadsNodeFiles serves a node's own boot files (its config,
 	// which may hold its token, kernel and initramfs) to any client, as
 	// an external TFTP or HTTP server would; by default only addresses
@@ -155,7 +161,7 @@ func New(o Options) (*Service, error) {
 		Params: dhcp.Params{ServerIP: o.ServerIP, Proxy: o.Proxy, Netmask: o.Netmask, Router: o.Router, DNS: o.DNS,
 			LeaseTime: o.LeaseTime, HTTPURL: o.HTTPURL,
 			PXEBootfile: o.PXEBootfile, IPXEBootfile: o.IPXEBootfile, UEFIIPXEBootfile: o.UEFIIPXEBootfile},
-		RangeStart: o.RangeStart, RangeEnd: o.RangeEnd, Port: o.DHCPPort,
+		RangeStart: o.RangeStart, RangeEnd: o.RangeEnd, Port: o.DHCPPort, MaxLeasesPerNode: o.DHCPMaxLeasesPerNode,
 		Store: o.Store, Events: o.Events, Log: o.Log,
 	})
 	if err != nil {
@@ -170,7 +176,8 @@ func New(o Options) (*Service, error) {
 	if o.TFTPPort != 0 {
 		s.tftp, err = tftp.New(tftp.Options{Root: s.tftpRoot, Events: o.Events, Access: access, Log: o.Log,
 			MaxTransfers: o.TFTPMaxTransfers, Timeout: o.TFTPTimeout, SinglePort: o.TFTPSinglePort,
-			BlockSize: o.TFTPBlockSize, WindowSize: o.TFTPWindowSize, TransferTimeout: o.TFTPTransferTimeout})
+			BlockSize: o.TFTPBlockSize, WindowSize: o.TFTPWindowSize, TransferTimeout: o.TFTPTransferTimeout,
+			Limits: o.TFTPLimits})
 		if err != nil {
 			s.close()
 			return nil, fmt.Errorf("netboot: %w", err)

@@ -160,6 +160,15 @@ func (e *env) options(proxy bool) netboot.Options {
 	return o
 }
 
+// rfc1350Options are options(false) with [netboot]tftp_max_amplification
+// = 0: tftp-hpa and curl --tftp-no-options ask no TFTP option, and block 1
+// of a large file is refused to such a request by default.
+func (e *env) rfc1350Options() netboot.Options {
+	o := e.options(false)
+	o.TFTPLimits.MaxAmplification = -1
+	return o
+}
+
 // start runs the service with its sockets opened in the namespace.
 func (e *env) start(t *testing.T, o netboot.Options) {
 	t.Helper()
@@ -480,7 +489,7 @@ func TestTFTP_ServesTheRootOnlyWithDebianClients(t *testing.T) {
 }
 
 func tftpRootOnly(t *testing.T, e *env, n *baremetal.Node) {
-	e.start(t, e.options(false))
+	e.start(t, e.rfc1350Options())
 	curl := ferrotest.RequireTool(t, "curl")
 	tftp := ferrotest.RequireTool(t, "tftp")
 	want, err := os.ReadFile(filepath.Join(e.tftpRoot, "undionly.kpxe"))
@@ -595,7 +604,7 @@ func TestBootFiles_OnlyToTheNodesLeasedAddress(t *testing.T) {
 	imac := ifMACIn(t, inode, "eth0")
 	n := e.addNode(t, "pxe", states.InspectWait, true, mac)
 	m := e.addNode(t, "ipxe", states.InspectWait, true, imac)
-	e.start(t, e.options(false))
+	e.start(t, e.rfc1350Options())
 	ip := e.leasedPeer(t, node)
 	e.leasedPeer(t, inode)
 	other.MustIP("addr", "add", "192.168.77.250/24", "dev", "eth0")

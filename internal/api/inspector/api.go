@@ -24,7 +24,9 @@ import (
 	"github.com/ferrometal/ferro/internal/driver/inspect"
 	svc "github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/inspector/rules"
+	"github.com/ferrometal/ferro/internal/inventory"
 	"github.com/ferrometal/ferro/internal/jsonlimit"
+	"github.com/ferrometal/ferro/internal/reportbudget"
 	"github.com/ferrometal/ferro/internal/store"
 )
 
@@ -79,9 +81,20 @@ type Options struct {
 	// has a slot (0: DefaultReportReadTimeout), so a client trickling its
 	// report cannot hold a slot and its buffer for long.
 	ReportReadTimeout time.Duration
-	// ReportQueueTimeout is how long a report waits for a free slot before
-	// it is answered 503 (the agent retries); 0 means 30 s.
+	// ReportQueueTimeout is how long a report waits for its share of
+	// Budget and a free slot before it is answered 503 (the agent
+	// retries); 0 means 30 s.
 	ReportQueueTimeout time.Duration
+	// Budget bounds the memory of the reports in flight; share one
+	// between every API that takes reports (NewReportBudget). nil: a
+	// budget of reportbudget.DefaultBytes for this API alone.
+	Budget *reportbudget.Budget
+}
+
+// NewReportBudget is a report memory budget of bytes (0:
+// reportbudget.DefaultBytes) for reports of at most MaxReportBytes.
+func NewReportBudget(bytes int64) (*reportbudget.Budget, error) {
+	return reportbudget.New(reportbudget.Options{Bytes: bytes, MaxBody: MaxReportBytes, MaxValues: inventory.DefaultMaxValues})
 }
 
 // DefaultReportReadTimeout is enough for a 16 MiB report at 4 Mbit/s.
@@ -114,6 +127,9 @@ func New(o Options) http.Handler {
 	}
 	if o.ReportQueueTimeout <= 0 {
 		o.ReportQueueTimeout = 30 * time.Second
+	}
+	if o.Budget == nil {
+		o.Budget, _ = NewReportBudget(0)
 	}
 	a := &api{Options: o, reports: make(chan struct{}, o.MaxConcurrentReports)}
 	mux := http.NewServeMux()
@@ -458,22 +474,32 @@ func (a *api) reapply(w http.ResponseWriter, r *http.Request) {
 }
 
 // cont is the agent's callback. It is the one unauthenticated write, so
-// everything about it is bounded before anything reads it: how many reports
-// are read and decoded at once (a slot is taken before the body is read, so
-// 50 agents posting 16 MiB each hold at most MaxConcurrentReports bodies),
+// everything about it is bounded before anything reads it: the memory the
+// reports in flight may take (a share of Budget is reserved before the body
+// is read, for the worst a body of that length may cost, and lowered to
+// what it does cost once read), how many are read and processed at once,
 // how long reading one may take, and its size.
 func (a *api) cont(w http.ResponseWriter, r *http.Request) {
-	wait := time.NewTimer(a.ReportQueueTimeout)
-	select {
-	case a.reports <- struct{}{}:
-		wait.Stop()
-		defer func() { <-a.reports }()
-	case <-r.Context().Done():
-		wait.Stop()
-		return
-	case <-wait.C:
+	queue, cancel := context.WithTimeout(r.Context(), a.ReportQueueTimeout)
+	defer cancel()
+	busy := func() {
+		if r.Context().Err() != nil {
+			return // the agent is gone
+		}
 		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusServiceUnavailable, "Too many introspection reports are being processed, retry later")
+	}
+	share, err := a.Budget.Reserve(queue, r.ContentLength)
+	if err != nil {
+		busy()
+		return
+	}
+	defer share.Release()
+	select {
+	case a.reports <- struct{}{}:
+		defer func() { <-a.reports }()
+	case <-queue.Done():
+		busy()
 		return
 	}
 	// Deadlines the server's own timeouts cannot give: they run from the
@@ -498,6 +524,7 @@ func (a *api) cont(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Cannot read the request body")
 		return
 	}
+	share.Fit(body)
 	id, err := a.Service.Continue(r.Context(), body, r.Header.Get(inspect.TokenHeader))
 	if err != nil {
 		a.fail(w, r, err)

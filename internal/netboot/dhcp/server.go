@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +62,16 @@ type Options struct {
 	SweepInterval time.Duration
 	// Timeout bounds the store calls and the send of one request.
 	Timeout time.Duration
+	// MaxLeasesPerNode bounds the addresses the MACs of one node hold at
+	// once: past it, a new MAC of the node takes the address of the
+	// node's lease renewed longest ago. So no node, however many ports it
+	// is given (or MACs a host on the network claims of it), takes the
+	// range from the others. Unknown MACs get no lease at all.
+	MaxLeasesPerNode int
 }
+
+// DefaultMaxLeasesPerNode is Options.MaxLeasesPerNode's default.
+const DefaultMaxLeasesPerNode = 8
 
 // Stats counts what the server did with the requests it received.
 type Stats struct {
@@ -141,6 +151,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Second
+	}
+	if o.MaxLeasesPerNode <= 0 {
+		o.MaxLeasesPerNode = DefaultMaxLeasesPerNode
 	}
 	return &Server{o: o, work: make(chan packet, o.Queue), seen: map[string]seenAddr{}}, nil
 }
@@ -459,10 +472,28 @@ func (s *Server) lease(ctx context.Context, mac, nodeUUID string) (net.IP, error
 		return nil, fmt.Errorf("list leases: %w", err)
 	}
 	taken := make(map[uint32]*store.Lease, len(all))
+	var own []*store.Lease // the node's live leases
 	for _, l := range all {
 		if ip := net.ParseIP(l.IP).To4(); ip != nil {
 			taken[ipNum(ip)] = l
+			if l.NodeUUID == nodeUUID && l.ExpiresAt.After(now) && s.inRange(ip) {
+				own = append(own, l)
+			}
 		}
+	}
+	if len(own) >= s.o.MaxLeasesPerNode {
+		// The node's quota is full: its lease renewed longest ago moves to
+		// this MAC. The other nodes' leases are never touched.
+		old := slices.MinFunc(own, func(a, b *store.Lease) int { return a.ExpiresAt.Compare(b.ExpiresAt) })
+		if err := s.o.Store.DeleteLease(ctx, old.MAC); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("release lease of %s: %w", old.MAC, err)
+		}
+		s.o.Log.Info("dhcp: node at its lease bound; its oldest lease moves to a new MAC", "node", nodeUUID,
+			"from", old.MAC, "to", mac, "ip", old.IP, "max_leases_per_node", s.o.MaxLeasesPerNode)
+		if err := s.o.Store.SaveLease(ctx, &store.Lease{MAC: mac, IP: old.IP, NodeUUID: nodeUUID, ExpiresAt: exp}); err != nil {
+			return nil, fmt.Errorf("save lease of %s: %w", mac, err)
+		}
+		return net.ParseIP(old.IP).To4(), nil
 	}
 	reserved := map[uint32]bool{ipNum(s.o.Params.ServerIP): true}
 	if r := s.o.Params.Router.To4(); r != nil {

@@ -183,36 +183,39 @@ type client struct {
 	name string
 	tool string
 	args func(port, name, out string) []string
+	// rfc1350 clients ask no option: block 1 of a large file is refused
+	// to them unless MaxAmplification is off.
+	rfc1350 bool
 }
 
 var clients = []client{
 	{"tftp-hpa", "tftp", func(port, name, out string) []string {
 		return []string{"-m", "binary", "127.0.0.1", port, "-c", "get", name, out}
-	}},
+	}, true},
 	{"atftp", "atftp", func(port, name, out string) []string {
 		return []string{"-g", "-r", name, "-l", out, "127.0.0.1", port}
-	}},
+	}, true},
 	{"atftp-blksize", "atftp", func(port, name, out string) []string {
 		return []string{"--option", "blksize 1428", "--option", "tsize 0", "-g", "-r", name, "-l", out, "127.0.0.1", port}
-	}},
+	}, false},
 	{"atftp-windowsize", "atftp", func(port, name, out string) []string {
 		return []string{"--option", "blksize 1428", "--option", "windowsize 8", "-g", "-r", name, "-l", out, "127.0.0.1", port}
-	}},
+	}, false},
 	{"atftp-window512", "atftp", func(port, name, out string) []string {
 		return []string{"--option", "blksize 512", "--option", "windowsize 8", "-g", "-r", name, "-l", out, "127.0.0.1", port}
-	}},
+	}, false},
 	{"busybox", "busybox", func(port, name, out string) []string {
 		return []string{"tftp", "-g", "-r", name, "-l", out, "-b", "1468", "127.0.0.1", port}
-	}},
+	}, false},
 	{"curl", "curl", func(port, name, out string) []string {
 		return []string{"-sS", "--max-time", "60", "-o", out, "tftp://127.0.0.1:" + port + "/" + name}
-	}},
+	}, false},
 	{"curl-blksize512", "curl", func(port, name, out string) []string {
 		return []string{"-sS", "--max-time", "60", "--tftp-blksize", "512", "-o", out, "tftp://127.0.0.1:" + port + "/" + name}
-	}},
+	}, false},
 	{"curl-no-options", "curl", func(port, name, out string) []string {
 		return []string{"-sS", "--max-time", "60", "--tftp-no-options", "-o", out, "tftp://127.0.0.1:" + port + "/" + name}
-	}},
+	}, true},
 }
 
 func (c client) get(t *testing.T, port, name string) ([]byte, string, error) {
@@ -232,9 +235,17 @@ func (c client) get(t *testing.T, port, name string) ([]byte, string, error) {
 	return got, string(b), err
 }
 
+// TestServe_FilesOfEverySizeToIndependentClients: the clients that ask
+// options are served with the default bounds; the RFC 1350 ones (no
+// option) with MaxAmplification off, as [netboot]tftp_max_amplification=0.
 func TestServe_FilesOfEverySizeToIndependentClients(t *testing.T) {
-	f := newFixture(t, Options{SinglePort: true, Timeout: time.Second}, true)
+	strict := newFixture(t, Options{SinglePort: true, Timeout: time.Second}, true)
+	open := newFixture(t, Options{SinglePort: true, Timeout: time.Second, Limits: Limits{MaxAmplification: -1}}, true)
 	for _, c := range clients {
+		f := strict
+		if c.rfc1350 {
+			f = open
+		}
 		t.Run(c.name, func(t *testing.T) {
 			names := []string{"empty", "b511", "b512", "b513", "b1468x3", "b1428x5", "b1024x7", "odd"}
 			// The rollover file, lock step and with a window.
@@ -253,15 +264,17 @@ func TestServe_FilesOfEverySizeToIndependentClients(t *testing.T) {
 			}
 		})
 	}
-	log := f.log.String()
+	log := strict.log.String()
 	// What each client asked for is logged at debug level.
 	for _, want := range []string{"windowsize=8", "blksize=1428", "tsize="} {
 		if !strings.Contains(log, want) {
 			t.Errorf("negotiation log has no %q", want)
 		}
 	}
-	if st := f.srv.Stats(); st.Failed != 0 || st.Refused != 0 || st.Bytes == 0 {
-		t.Errorf("stats %+v, want no failure and the bytes served", st)
+	for _, f := range []*fixture{strict, open} {
+		if st := f.srv.Stats(); st.Failed != 0 || st.Refused != 0 || st.Retransmits != 0 || st.Bytes == 0 {
+			t.Errorf("stats %+v, want no failure and the bytes served", st)
+		}
 	}
 }
 
@@ -273,7 +286,7 @@ func fileSize(name string) int {
 }
 
 func TestServe_PerTransferPort(t *testing.T) {
-	f := newFixture(t, Options{SinglePort: false, Timeout: time.Second}, false)
+	f := newFixture(t, Options{SinglePort: false, Timeout: time.Second, Limits: Limits{MaxAmplification: -1}}, false)
 	for _, c := range clients {
 		if c.name != "tftp-hpa" && c.name != "atftp-windowsize" && c.name != "curl" {
 			continue
@@ -329,9 +342,9 @@ func TestServe_RefusesWithTheRightError(t *testing.T) {
 }
 
 func TestServe_NodeFilesToTheNodesAddress(t *testing.T) {
-	f := newFixture(t, Options{SinglePort: true, Timeout: time.Second,
+	f := newFixture(t, Options{SinglePort: true, Timeout: time.Second, Limits: Limits{MaxAmplification: -1},
 		Access: allowList{node: {netip.MustParseAddr("127.0.0.1")}}}, false)
-	hpa := client{"tftp-hpa", "tftp", clients[0].args}
+	hpa := clients[0]
 	for _, name := range []string{node + "/config", "pxelinux.cfg/01-52-54-00-12-34-56", node + "/deploy_kernel", "b512"} {
 		got, out, err := hpa.get(t, f.port, name)
 		if err != nil || len(got) == 0 {
@@ -429,7 +442,8 @@ func dropOnce(fromClient bool, op, block uint16) func(bool, []byte) bool {
 
 func TestServe_RetransmitsLostPackets(t *testing.T) {
 	for _, sp := range []bool{true, false} {
-		f := newFixture(t, Options{SinglePort: sp, Timeout: 200 * time.Millisecond}, false)
+		strict := newFixture(t, Options{SinglePort: sp, Timeout: 200 * time.Millisecond}, false)
+		open := newFixture(t, Options{SinglePort: sp, Timeout: 200 * time.Millisecond, Limits: Limits{MaxAmplification: -1}}, false)
 		for _, tc := range []struct {
 			name   string
 			c      client
@@ -446,6 +460,10 @@ func TestServe_RetransmitsLostPackets(t *testing.T) {
 			{"last ACK lost", clients[2], dropOnce(true, opACK, 71), true},
 		} {
 			t.Run(fmt.Sprintf("single_port=%v/%s", sp, tc.name), func(t *testing.T) {
+				f := strict
+				if tc.c.rfc1350 {
+					f = open
+				}
 				r := newRelay(t, "127.0.0.1:"+f.port, tc.drop)
 				before := f.srv.Stats()
 				got, out, err := tc.c.get(t, r.port(), "odd")
@@ -471,8 +489,14 @@ func TestServe_RetransmitsLostPackets(t *testing.T) {
 
 // rawClient is a socket speaking TFTP bytes, for the server's bounds.
 func rawClient(t *testing.T, port string) (*net.UDPConn, *net.UDPAddr) {
+	return rawClientFrom(t, port, "127.0.0.1")
+}
+
+// rawClientFrom is rawClient from another loopback address (any of
+// 127.0.0.0/8), a client address of its own.
+func rawClientFrom(t *testing.T, port, ip string) (*net.UDPConn, *net.UDPAddr) {
 	t.Helper()
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(ip)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,27 +524,42 @@ func read(t *testing.T, c *net.UDPConn, d time.Duration) ([]byte, *net.UDPAddr) 
 	return buf[:n], from
 }
 
+func ack(block uint16) []byte { return []byte{0, opACK, byte(block >> 8), byte(block)} }
+
+// TestServe_GivesUpAndBoundsTransfers: an acknowledged transfer whose
+// client goes quiet gets its first unacknowledged block again Retries
+// times, then an error; while it holds the only slot another client is
+// refused; options out of range are left out of the OACK.
 func TestServe_GivesUpAndBoundsTransfers(t *testing.T) {
 	f := newFixture(t, Options{SinglePort: true, Timeout: 50 * time.Millisecond, Retries: 2, MaxTransfers: 1}, false)
 	a, srv := rawClient(t, f.port)
-	a.WriteToUDP(rrq("odd"), srv)
-	// Block 1, then twice again, then nothing: the server gave up.
+	a.WriteToUDP(rrq("odd", "blksize", "512"), srv)
+	if p, _ := read(t, a, 5*time.Second); len(p) < 2 || binary.BigEndian.Uint16(p) != opOACK {
+		t.Fatalf("first answer %q, want an OACK", p)
+	}
+	a.WriteToUDP(ack(0), srv)
+	// Block 1, then twice again, then the error: the server gave up.
 	var data int
 	for {
-		b, _ := read(t, a, time.Second)
+		b, _ := read(t, a, 5*time.Second)
 		if b == nil {
+			t.Fatal("no error after the retries")
+		}
+		if binary.BigEndian.Uint16(b) == opERROR {
 			break
 		}
 		if binary.BigEndian.Uint16(b) == opDATA && binary.BigEndian.Uint16(b[2:]) == 1 {
 			data++
 			if data == 1 {
 				// While a's transfer holds the only slot, b is refused.
-				b, srv := rawClient(t, f.port)
-				b.WriteToUDP(rrq("odd"), srv)
-				if p, _ := read(t, b, time.Second); len(p) < 4 || binary.BigEndian.Uint16(p) != opERROR || !strings.Contains(string(p), "busy") {
+				b, srv := rawClientFrom(t, f.port, "127.0.0.2")
+				b.WriteToUDP(rrq("odd", "tsize", "0"), srv)
+				if p, _ := read(t, b, 5*time.Second); len(p) < 4 || binary.BigEndian.Uint16(p) != opERROR || !strings.Contains(string(p), "busy") {
 					t.Errorf("second transfer got %q, want a busy error", p)
 				}
 			}
+		} else {
+			t.Errorf("unexpected packet %q", b)
 		}
 	}
 	if data != 3 {
@@ -532,11 +571,11 @@ func TestServe_GivesUpAndBoundsTransfers(t *testing.T) {
 	// The slot is free again: a malformed request gets error 4, then a
 	// good one is served.
 	a.WriteToUDP([]byte{0, 1, 'x'}, srv)
-	if p, _ := read(t, a, time.Second); len(p) < 4 || binary.BigEndian.Uint16(p[2:]) != errIllegalOp {
+	if p, _ := read(t, a, 5*time.Second); len(p) < 4 || binary.BigEndian.Uint16(p[2:]) != errIllegalOp {
 		t.Errorf("malformed request: %q", p)
 	}
 	a.WriteToUDP(rrq("b511", "blksize", "100000", "windowsize", "0", "timeout", "300", "tsize", "0", "foo", "1"), srv)
-	p, _ := read(t, a, time.Second)
+	p, _ := read(t, a, 5*time.Second)
 	// Every option out of range is left out; tsize answered.
 	if want := "\x00\x06tsize\x00511\x00"; string(p) != want {
 		t.Errorf("OACK %q, want %q", p, want)
@@ -546,9 +585,11 @@ func TestServe_GivesUpAndBoundsTransfers(t *testing.T) {
 func TestServe_TransferTimeout(t *testing.T) {
 	f := newFixture(t, Options{SinglePort: true, Timeout: time.Second, TransferTimeout: 100 * time.Millisecond}, false)
 	a, srv := rawClient(t, f.port)
-	a.WriteToUDP(rrq("odd"), srv)
+	a.WriteToUDP(rrq("odd", "tsize", "0"), srv)
+	read(t, a, 5*time.Second) // the OACK
+	a.WriteToUDP(ack(0), srv)
 	for {
-		b, _ := read(t, a, 3*time.Second)
+		b, _ := read(t, a, 5*time.Second)
 		if b == nil {
 			t.Fatal("no error after the transfer timeout")
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/ferrometal/ferro/internal/config"
 )
@@ -87,7 +88,7 @@ func showConfig(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, stdout, stderr, "config [--config FILE] [--data-dir DIR]"); done {
 		return code
 	}
-	cfg, unknown, err := loadConfig(*cfgPath)
+	cfg, ignored, err := loadConfig(*cfgPath)
 	if err != nil {
 		fmt.Fprintln(stderr, "ferro:", err)
 		return 1
@@ -121,8 +122,8 @@ func showConfig(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ferro:", err)
 		return 1
 	}
-	for _, u := range unknown {
-		fmt.Fprintf(stderr, "ferro: unknown option %s ignored\n", u)
+	if len(ignored) > 0 {
+		fmt.Fprintf(stderr, "ferro: ignored as [DEFAULT]ignored_options says: %s\n", strings.Join(ignored, ", "))
 	}
 	return 0
 }

@@ -99,3 +99,33 @@ func TestCLI_ConfigIsPasteableINI(t *testing.T) {
 		}
 	}
 }
+
+// ferro serve and ferro config refuse a mistyped section, option or
+// variable alike, exit 1, naming each with the closest valid name.
+func TestCLI_ServeAndConfigRefuseUnknownNamesAlike(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ferro.conf")
+	os.WriteFile(file, []byte("[api]\nprot = 33385\n[databse]\nconnection = sqlite:///tmp/x.db\n"), 0o600)
+	t.Setenv("FERRO_API_HOST_IPP", "0.0.0.0")
+	var errs []string
+	for _, cmd := range []string{"serve", "config"} {
+		code, stdout, stderr := runCLI(t, cmd, "--config", file, "--data-dir", dir)
+		if code != 1 || stdout != "" {
+			t.Errorf("ferro %s: exit %d, stdout %q; want 1 and nothing", cmd, code, stdout)
+		}
+		for _, want := range []string{
+			file + ":2: [api] has no option prot; did you mean [api]port?",
+			file + ":3: ferro has no section [databse] (it sets connection); did you mean [database]?",
+			"FERRO_API_HOST_IPP: no such option (FERRO_<SECTION>_<OPTION>); did you mean FERRO_API_HOST_IP?",
+			"ignored_options = [api]prot, [databse], FERRO_API_HOST_IPP",
+		} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("ferro %s: stderr lacks %q:\n%s", cmd, want, stderr)
+			}
+		}
+		errs = append(errs, stderr)
+	}
+	if errs[0] != errs[1] {
+		t.Errorf("serve and config disagree:\n%s\n---\n%s", errs[0], errs[1])
+	}
+}

@@ -95,7 +95,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	cfg, unknown, err := loadConfig(*cfgPath)
+	cfg, ignored, err := loadConfig(*cfgPath)
 	if err != nil {
 		return fail(err)
 	}
@@ -103,8 +103,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	for _, u := range unknown {
-		log.Warn("unknown configuration option ignored", "option", u)
+	if len(ignored) > 0 {
+		log.Info("configuration names ignored as [DEFAULT]ignored_options says", "names", strings.Join(ignored, ", "))
 	}
 	if err := checkCallback(cfg, roles, log); err != nil {
 		return fail(err)

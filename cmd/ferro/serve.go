@@ -149,7 +149,19 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		return err
 	}
 	log.Info("authentication", "auth_strategy", cfg.Default.AuthStrategy, "tls", cfg.API.EnableSSLAPI)
-	db, err := sqlstore.Open(ctx, cfg.Database.Connection, sqlstore.WithLogger(log))
+	// A database that is not up yet (under systemd it often starts later)
+	// is waited for as oslo.db does; SIGTERM or SIGINT meanwhile stops
+	// the start at once.
+	startCtx, started := sigs.duringStart(ctx)
+	db, err := sqlstore.Open(startCtx, cfg.Database.Connection, sqlstore.WithLogger(log),
+		sqlstore.WithConnectRetries(cfg.Database.MaxRetries, seconds(cfg.Database.RetryInterval)))
+	if sig := started(); sig != nil {
+		if err == nil {
+			db.Close()
+		}
+		log.Info("ferro stopped during start-up", "signal", sig.String())
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}

@@ -159,6 +159,12 @@ type API struct {
 type Database struct {
 	// Connection is sqlite:///path or postgresql://…; empty means SQLite in the data directory.
 	Connection string `ini:"connection" secret:"connection"`
+	// MaxRetries is how many times `ferro serve` tries to connect to
+	// PostgreSQL at start before it gives up (oslo.db's name and default:
+	// 10; -1 tries until stopped). SQLite is opened once.
+	MaxRetries int `ini:"max_retries"`
+	// RetryInterval is the wait between two attempts, in seconds.
+	RetryInterval int `ini:"retry_interval"`
 }
 
 // Conductor is [conductor].
@@ -356,7 +362,7 @@ func Defaults(hw Hardware) *Config {
 			HTTPBasicAuthUserFile: "/etc/ironic/htpasswd",
 		},
 		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000, MaxConnections: 1024},
-		Database: Database{},
+		Database: Database{MaxRetries: 10, RetryInterval: 10},
 		Conductor: Conductor{
 			WorkersPoolSize:             100,
 			HeartbeatInterval:           10,
@@ -607,10 +613,16 @@ func (c *Config) Validate() error {
 	// counts and sizes. A negative duration would mean "never" or "at
 	// once" by accident.
 	forEachValue(c, func(section, option string, v reflect.Value) {
+		if section == "database" && option == "max_retries" {
+			return // -1 is oslo.db's "forever", checked below
+		}
 		if v.Kind() == reflect.Int && v.Int() < 0 {
 			bad("[%s]%s is %d: it must not be negative", section, option, v.Int())
 		}
 	})
+	if c.Database.MaxRetries < -1 {
+		bad("[database]max_retries is %d: it must be -1 (retry until stopped) or more", c.Database.MaxRetries)
+	}
 	if c.Conductor.WorkersPoolSize < 1 {
 		bad("[conductor]workers_pool_size must be at least 1")
 	}

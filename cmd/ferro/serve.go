@@ -78,13 +78,13 @@ func newLogger(w io.Writer, format string, debug bool) (*slog.Logger, error) {
 	return nil, fmt.Errorf("unknown --log-format %q (text or json)", format)
 }
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+func serve(ctx context.Context, c command, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	cfgPath := fs.String("config", "", "INI configuration file (Ironic's section and option names)")
 	dataDir := fs.String("data-dir", "ferro-data", "directory for the embedded SQLite database and other state")
 	rolesFlag := fs.String("role", strings.Join(allRoles, ","), "comma-separated roles to run: api, conductor, inspector")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
-	if code, done := parseFlags(fs, args, stdout, stderr, "serve [--config FILE] [--data-dir DIR] [--role ROLES] [--log-format text|json]"); done {
+	if code, done := parseFlags(fs, c, args, stdout, stderr); done {
 		return code
 	}
 	fail := func(err error) int {

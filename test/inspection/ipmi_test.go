@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 	"github.com/ferrometal/ferro/internal/testing/ipmisim"
@@ -153,4 +154,64 @@ func TestInspection_IPMINeverConfirmsPower(t *testing.T) {
 	}
 	ferrotest.AssertNoSecrets(t, "ferro serve", l.srv.Log(), v.Password)
 	ferrotest.AssertNoSecrets(t, "ferro-vbmc", v.Log(), v.Password)
+}
+
+// TestInspection_IPMIBootFlagsRefused: a BMC that refuses the boot device
+// (Debian's ipmi_sim set up as its documentation sets it up for QEMU
+// answers Set System Boot Options parameter 5 with 0xcc). In BIOS mode the
+// inspection goes on and inspects the machine, as Ironic's (`ipmitool
+// chassis bootdev` prints the error and exits 0); in UEFI mode it fails at
+// the boot device, as Ironic's raw command does, and tears down.
+func TestInspection_IPMIBootFlagsRefused(t *testing.T) {
+	waitPower := func(t *testing.T, sim *ipmisim.Sim, want bool) {
+		deadline := time.Now().Add(60 * time.Second)
+		for sim.PowerOn(t) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("ipmi_sim's machine is not powered %v after 60 s", map[bool]string{true: "on", false: "off"}[want])
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Run("bios", func(t *testing.T) {
+		t.Parallel()
+		sim := ipmisim.Start(t, ipmisim.WithQEMUChassis())
+		l := startLab(t, append(ipmiEnv, "FERRO_DEPLOY_DEFAULT_BOOT_MODE=bios")...)
+		n := l.enroll(nodeSpec{driver: "ipmi", boot: "ipxe", network: "noop",
+			driverInfo: ipmiDriverInfo(sim, sim.Password), ports: []portSpec{{mac: newMAC()}}})
+		l.inspect(n)
+		waitPower(t, sim, true)
+		bc := l.bootConfig(n, "ipxe")
+		if code, body := l.post(bc.Callback, bc.Token, report(t, n)); code != http.StatusOK {
+			t.Fatalf("report: HTTP %d %s", code, body)
+		}
+		got := l.waitState(n, "manageable")
+		checkProperties(t, got)
+		waitPower(t, sim, false)
+		l.checkLeftClean(n, got)
+		if !strings.Contains(l.srv.Log(), "the BMC refused the boot device; going on") {
+			t.Errorf("ferro did not log the refused boot device:\n%s", l.srv.Log())
+		}
+	})
+	t.Run("uefi", func(t *testing.T) {
+		t.Parallel()
+		sim := ipmisim.Start(t, ipmisim.WithQEMUChassis())
+		l := startLab(t, append(ipmiEnv, "FERRO_DEPLOY_DEFAULT_BOOT_MODE=uefi")...)
+		n := l.enroll(nodeSpec{driver: "ipmi", boot: "ipxe", network: "noop",
+			driverInfo: ipmiDriverInfo(sim, sim.Password), ports: []portSpec{{mac: newMAC()}}})
+		l.baremetal("node", "inspect", n.uuid)
+		got := l.waitState(n, "inspect failed")
+		le, _ := got["last_error"].(string)
+		for _, want := range []string{"set boot device", "0xcc"} {
+			if !strings.Contains(le, want) {
+				t.Errorf("last_error %q does not name %q", le, want)
+			}
+		}
+		if got["reservation"] != nil {
+			t.Errorf("reservation = %v, want null", got["reservation"])
+		}
+		l.checkNoBootFiles(n)
+		if sim.PowerOn(t) {
+			t.Error("the machine was powered on although its boot device could not be set")
+		}
+	})
 }

@@ -3,6 +3,9 @@ package inspection_test
 import (
 	"bytes"
 	"net/http"
+	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -212,6 +215,71 @@ func TestInspection_IPMIBootFlagsRefused(t *testing.T) {
 		l.checkNoBootFiles(n)
 		if sim.PowerOn(t) {
 			t.Error("the machine was powered on although its boot device could not be set")
+		}
+	})
+}
+
+// TestManage_IPMIStoresVendor: managing an ipmi node stores the BMC's
+// manufacturer in properties.vendor as Ironic 21.4 does (ipmitool's `mc
+// info` "Manufacturer Name", lower-cased): compared with what Debian's
+// ipmitool prints for the same BMC, for ipmi_sim and for ferro-vbmc. A
+// vendor already set is kept.
+func TestManage_IPMIStoresVendor(t *testing.T) {
+	ipmitool := ferrotest.RequireTool(t, "ipmitool")
+	mcInfoVendor := func(t *testing.T, host string, port int, user, password string) string {
+		cmd := exec.Command(ipmitool, "-I", "lanplus", "-C", "3", "-H", host, "-p", strconv.Itoa(port), "-U", user, "-E", "mc", "info")
+		cmd.Env = append(cmd.Environ(), "IPMI_PASSWORD="+password)
+		out, err := cmd.CombinedOutput()
+		m := regexp.MustCompile(`Manufacturer Name *: (.+)`).FindStringSubmatch(string(out))
+		if err != nil || m == nil {
+			t.Fatalf("ipmitool mc info: %v\n%s", err, out)
+		}
+		return strings.ToLower(m[1]) // Ironic's detect_vendor
+	}
+	t.Run("ipmi_sim", func(t *testing.T) {
+		t.Parallel()
+		sim := ipmisim.Start(t)
+		l := startLab(t, ipmiEnv...)
+		n := l.enroll(nodeSpec{driver: "ipmi", boot: "ipxe", network: "noop",
+			driverInfo: ipmiDriverInfo(sim, sim.Password), ports: []portSpec{{mac: newMAC()}}})
+		want := mcInfoVendor(t, sim.Address, sim.Port, sim.Username, sim.Password)
+		if got := field(l.get(n), "properties", "vendor"); got != want {
+			t.Errorf("properties.vendor = %v, ipmitool says %q", got, want)
+		}
+	})
+	t.Run("ferro-vbmc", func(t *testing.T) {
+		t.Parallel()
+		machines := vbmctest.FakeMachines("vendor", 2)
+		machines[0].IPMIManufacturerID = 10876 // Super Micro
+		v := vbmctest.Start(t, vbmctest.Config{Machines: machines})
+		l := startLab(t, ipmiEnv...)
+		for i, m := range machines {
+			e := v.IPMI[m.Name]
+			di := map[string]any{"ipmi_address": e.Host, "ipmi_port": e.Port, "ipmi_username": v.Username,
+				"ipmi_password": v.Password, "ipmi_cipher_suite": "3"}
+			n := l.enroll(nodeSpec{driver: "ipmi", boot: "ipxe", network: "noop", driverInfo: di, ports: []portSpec{{mac: m.MACs[0]}}})
+			want := mcInfoVendor(t, e.Host, e.Port, v.Username, v.Password)
+			if got := field(l.get(n), "properties", "vendor"); got != want {
+				t.Errorf("machine %d: properties.vendor = %v, ipmitool says %q", i, got, want)
+			}
+			if i == 0 && want != "super micro computer inc." {
+				t.Errorf("ipmitool names manufacturer 10876 %q", want)
+			}
+		}
+	})
+	t.Run("kept when set", func(t *testing.T) {
+		t.Parallel()
+		sim := ipmisim.Start(t)
+		l := startLab(t, ipmiEnv...)
+		var created struct {
+			UUID string `json:"uuid"`
+		}
+		l.must(http.MethodPost, "/v1/nodes", map[string]any{"driver": "ipmi", "driver_info": ipmiDriverInfo(sim, sim.Password),
+			"properties": map[string]any{"vendor": "acme"}}, &created)
+		n := &node{uuid: created.UUID}
+		l.must(http.MethodPut, "/v1/nodes/"+n.uuid+"/states/provision", map[string]any{"target": "manage"}, nil)
+		if got := field(l.waitState(n, "manageable"), "properties", "vendor"); got != "acme" {
+			t.Errorf("properties.vendor = %v, want the one set (acme) kept", got)
 		}
 	})
 }

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ferrometal/ferro/internal/bmc/ipmi"
+	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 	"github.com/ferrometal/ferro/internal/testing/ipmisim"
 )
 
@@ -384,5 +387,31 @@ func TestSetBootDevice_BootFlagsRefused(t *testing.T) {
 	}
 	if n := refused(); n != 2 {
 		t.Errorf("ipmi_sim refused %d boot flags writes, want 2", n)
+	}
+}
+
+// Get Device ID's manufacturer ID, named as ipmitool's `mc info` names it:
+// compared with Debian's ipmitool against the same ipmi_sim (OpenIPMI's
+// default 4753).
+func TestDeviceID_ManufacturerNamedAsIpmitool(t *testing.T) {
+	ipmitool := ferrotest.RequireTool(t, "ipmitool")
+	sim := ipmisim.Start(t)
+	c := newClient(t, ipmi.Options{})
+	d, err := c.DeviceID(ctx(t), target(sim, ipmi.Protocol20, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(ipmitool, "-I", "lanplus", "-C", "3", "-H", sim.Address, "-p", fmt.Sprint(sim.Port), "-U", sim.Username, "-E", "mc", "info")
+	cmd.Env = append(cmd.Environ(), "IPMI_PASSWORD="+sim.Password)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ipmitool mc info: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`Manufacturer ID *: (\d+)\n.*Manufacturer Name *: (.+)`).FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("ipmitool mc info printed no manufacturer:\n%s", out)
+	}
+	if fmt.Sprint(d.ManufacturerID) != m[1] || ipmi.ManufacturerName(d.ManufacturerID) != m[2] {
+		t.Errorf("ferro: %d %q; ipmitool: %s %q", d.ManufacturerID, ipmi.ManufacturerName(d.ManufacturerID), m[1], m[2])
 	}
 }

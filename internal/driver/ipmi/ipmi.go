@@ -387,3 +387,18 @@ func (m Management) BootDevice(ctx context.Context, t *driver.Task) (string, boo
 	}
 	return string(f.Device), f.Persistent, nil
 }
+
+// DetectVendor is the BMC's manufacturer as Ironic's detect_vendor gives
+// it: ipmitool's "Manufacturer Name" of `mc info` (Get Device ID's
+// manufacturer ID, named by the IANA registry), lower-cased.
+func (m Management) DetectVendor(ctx context.Context, t *driver.Task) (string, error) {
+	in, err := parseDriverInfo(t.Node)
+	if err != nil {
+		return "", err
+	}
+	d, err := m.o.Client.DeviceID(ctx, in.target)
+	if err != nil {
+		return "", err
+	}
+	return strings.ToLower(bmc.ManufacturerName(d.ManufacturerID)), nil
+}

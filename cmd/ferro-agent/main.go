@@ -9,6 +9,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -16,9 +18,37 @@ import (
 	"github.com/ferrometal/ferro/internal/agent"
 )
 
+const usage = `Usage: ferro-agent
+
+ferro's inspection agent: the /init of the ramdisk 'ferro ramdisk build' makes,
+or a service in another ramdisk. It takes no flags: it reads
+ironic-python-agent's kernel parameters (ipa-inspection-callback-url,
+ipa-api-url, BOOTIF, ipa-debug, …) from /proc/cmdline, collects the
+inventory, posts it and powers the machine off. See docs/ramdisk.md.
+`
+
+// checkArgs answers -h/--help (exit 0) and refuses any other argument (exit
+// 2) before anything runs, so that ferro-agent started by hand on a
+// workstation neither inspects nor powers it off. As PID 1 the arguments
+// are the kernel's: the words of the command line it did not know.
+func checkArgs(args []string, pid1 bool, stdout, stderr io.Writer) (code int, done bool) {
+	if pid1 || len(args) == 0 {
+		return 0, false
+	}
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help") {
+		fmt.Fprint(stdout, usage)
+		return 0, true
+	}
+	fmt.Fprintf(stderr, "ferro-agent: unexpected argument %q\n\n%s", args[0], usage)
+	return 2, true
+}
+
 func main() {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	pid1 := os.Getpid() == 1
+	if code, done := checkArgs(os.Args[1:], pid1, os.Stdout, os.Stderr); done {
+		os.Exit(code)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if pid1 {
 		// A panic in PID 1 panics the kernel, and the machine would sit
 		// there (or reboot into the ramdisk forever): say why, power off.

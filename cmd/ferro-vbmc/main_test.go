@@ -101,3 +101,27 @@ func TestServe_WritesReadyFileAndStopsCleanly(t *testing.T) {
 		t.Errorf("the password appears in the log: %s", stderr.String())
 	}
 }
+
+// Every command and the top level: --help and -h print the usage to stdout
+// and exit 0; a flag it does not have exits 2 with the usage on stderr.
+func TestRun_EveryCommandHelpAndBadFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string // must contain; "" must be empty
+	}{
+		{[]string{"--help"}, 0, "Usage:\n  ferro-vbmc serve", ""},
+		{[]string{"-h"}, 0, "Usage:\n  ferro-vbmc serve", ""},
+		{[]string{"help"}, 0, "Usage:\n  ferro-vbmc serve", ""},
+		{[]string{"--no-such-flag"}, 2, "", "Usage:\n  ferro-vbmc serve"},
+		{[]string{"serve", "--help"}, 0, "Usage: ferro-vbmc serve --config FILE", ""},
+		{[]string{"serve", "-h"}, 0, "Usage: ferro-vbmc serve --config FILE", ""},
+		{[]string{"serve", "--no-such-flag"}, 2, "", "Usage: ferro-vbmc serve --config FILE"},
+	} {
+		code, stdout, stderr := runCmd(t, context.Background(), tc.args...)
+		if code != tc.code || !strings.Contains(stdout, tc.stdout) || !strings.Contains(stderr, tc.stderr) ||
+			(tc.stdout == "" && stdout != "") || (tc.stderr == "" && stderr != "") {
+			t.Errorf("ferro-vbmc %q: exit %d, stdout %q, stderr %q; want exit %d", tc.args, code, stdout, stderr, tc.code)
+		}
+	}
+}

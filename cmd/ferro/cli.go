@@ -13,36 +13,50 @@ import (
 // build does); else the VCS revision Go stamped into the binary is used.
 var commit = ""
 
-// parseFlags parses a subcommand's flags strictly: -h/--help prints the
-// subcommand's usage and flags to stdout (exit 0); an unknown flag or a
-// stray argument is an error (exit 2). done is true when the caller must
-// return code.
-func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer, synopsis string) (code int, done bool) {
+// parseFlags parses a command's flags strictly: -h/--help prints the
+// command's usage and flags to stdout (exit 0); an unknown flag or a stray
+// argument is an error, with the usage on stderr (exit 2). done is true
+// when the caller must return code.
+func parseFlags(fs *flag.FlagSet, c command, args []string, stdout, stderr io.Writer) (code int, done bool) {
 	fs.SetOutput(stderr)
-	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "Usage: ferro %s\n\nFlags:\n", synopsis)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(stderr)
-	}
 	// Parse prints a bad flag's error itself; the usage is printed here,
 	// to stdout for -h/--help.
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout)
+			printUsage(fs, c, stdout)
 			return 0, true
 		}
 		fmt.Fprintln(stderr)
-		usage(stderr)
+		printUsage(fs, c, stderr)
 		return 2, true
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "ferro %s: unexpected argument %q\n\n", fs.Name(), fs.Arg(0))
-		usage(stderr)
-		return 2, true
+		return usageError(fs, c, stderr, "unexpected argument %q", fs.Arg(0)), true
 	}
 	return 0, false
+}
+
+// usageError is a bad use of a command's flags: the message, then the
+// usage, on stderr; exit 2.
+func usageError(fs *flag.FlagSet, c command, stderr io.Writer, format string, a ...any) int {
+	fmt.Fprintf(stderr, "ferro %s: %s\n\n", c.name, fmt.Sprintf(format, a...))
+	printUsage(fs, c, stderr)
+	return 2
+}
+
+// printUsage writes the command's synopsis, summary and flags to w.
+func printUsage(fs *flag.FlagSet, c command, w io.Writer) {
+	fmt.Fprintf(w, "Usage: ferro %s %s\n\n%s\n", c.name, c.synopsis, c.summary)
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprint(w, "\nFlags:\n")
+		out := fs.Output()
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(out)
+	}
 }
 
 // versionString is what `ferro version` prints: the version (-X

@@ -20,13 +20,8 @@ import (
 
 // labCmd is `ferro lab up`: ferro, ferro-vbmc and QEMU machines in a
 // network namespace, machines enrolled, until interrupted.
-func labCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "up" {
-		fmt.Fprintln(stderr, "usage: ferro lab up [--machines N] [--boot ipxe|pxe|uefi|vmedia] [--netns NAME] [--dir DIR] [--keep]")
-		return 2
-	}
-	fs := flag.NewFlagSet("lab up", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func labCmd(ctx context.Context, c command, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	machines := fs.Int("machines", 1, "QEMU machines to create and enrol")
 	memory := fs.Int("memory-mb", 1024, "memory of each machine (a multiple of 1024)")
 	cpus := fs.Int("cpus", 1, "CPUs of each machine")
@@ -35,20 +30,20 @@ func labCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "working directory: databases, boot roots, disks, logs (default: a new temporary directory)")
 	keep := fs.Bool("keep", false, "keep the working directory when the lab stops")
 	vbmcBin := fs.String("ferro-vbmc", "", "ferro-vbmc binary (default: next to this ferro, else PATH)")
-	kernel := fs.String("kernel", "", "deploy kernel (default: built with `ferro ramdisk build` logic, Debian's kernel, cached)")
-	initramfs := fs.String("initramfs", "", "deploy initramfs (with --kernel)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	kernel := fs.String("kernel", "", "deploy kernel `file` (default: built as 'ferro ramdisk build' does, from Debian's kernel, cached)")
+	initramfs := fs.String("initramfs", "", "deploy initramfs `file` (with --kernel)")
+	if code, done := parseFlags(fs, c, args, stdout, stderr); done {
+		return code
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "ferro lab up:", err)
 		return 1
 	}
 	if _, ok := lab.Boots[*boot]; !ok {
-		return fail(fmt.Errorf("--boot %q: want ipxe, pxe, uefi or vmedia", *boot))
+		return usageError(fs, c, stderr, "--boot %q: want ipxe, pxe, uefi or vmedia", *boot)
 	}
 	if (*kernel == "") != (*initramfs == "") {
-		return fail(fmt.Errorf("--kernel and --initramfs go together"))
+		return usageError(fs, c, stderr, "--kernel and --initramfs go together")
 	}
 	exe, err := os.Executable()
 	if err != nil {

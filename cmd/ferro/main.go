@@ -3,11 +3,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
 
 	"github.com/ferrometal/ferro/internal/config"
 )
@@ -19,20 +22,77 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// command is one command of ferro: the words that name it, its synopsis
+// and what runs it (with the arguments after its name).
+type command struct {
+	name     string // "serve", "ramdisk build"
+	synopsis string // the flags, after the name
+	summary  string
+	run      func(ctx context.Context, c command, args []string, stdout, stderr io.Writer) int
+}
+
+// commands are every command, in the order the usage lists them.
+var commands = []command{
+	{"serve", "[--config FILE] [--data-dir DIR] [--role ROLES] [--log-format text|json]",
+		"run the service (api, conductor and inspector roles)", serve},
+	{"config", "[--config FILE] [--data-dir DIR]",
+		"print the effective configuration as INI, secrets masked", showConfig},
+	{"ramdisk build", "--out DIR [--kernel PATH | --kernel-version V] [--agent PATH] [flags]",
+		"build the inspection ramdisk (kernel + initramfs with ferro-agent)", ramdiskCmd},
+	{"rules convert", "[FILE]", "print ironic-inspector rules as Ironic inspection rules", rulesCmd},
+	{"lab up", "[--machines N] [--boot ipxe|pxe|uefi|vmedia] [--netns NAME] [--dir DIR] [--keep] [flags]",
+		"a lab: ferro, ferro-vbmc and QEMU machines in a network namespace (root)", labCmd},
+	{"version", "", "print the version and commit", func(_ context.Context, c command, args []string, stdout, stderr io.Writer) int {
+		if code, done := parseFlags(flag.NewFlagSet(c.name, flag.ContinueOnError), c, args, stdout, stderr); done {
+			return code
+		}
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	}},
+	{"help", "[COMMAND]", "print this help, or a command's", nil}, // help, set in init: it lists commands
+}
+
+func init() { commands[len(commands)-1].run = help }
+
+// help is `ferro help [COMMAND]`.
+func help(ctx context.Context, c command, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout)
+			return 0
+		}
+		fmt.Fprintln(stderr)
+		usage(stderr)
+		return 2
+	}
+	if fs.NArg() == 0 {
+		usage(stdout)
+		return 0
+	}
+	return run(ctx, append(fs.Args(), "--help"), stdout, stderr)
+}
+
 func usage(w io.Writer) {
-	fmt.Fprint(w, `ferro: bare-metal hardware inspection service (Ironic and ironic-inspector compatible)
+	fmt.Fprint(w, "ferro: bare-metal hardware inspection service (Ironic and ironic-inspector compatible)\n\nUsage:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  ferro %-15s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, "\nRun 'ferro COMMAND --help' for a command's flags.\n")
+}
 
-Usage:
-  ferro serve [flags]     run the service (api, conductor and inspector roles)
-  ferro config [flags]    print the effective configuration as INI, secrets masked
-  ferro ramdisk build     build the inspection ramdisk (kernel + initramfs with ferro-agent)
-  ferro rules convert     print ironic-inspector rules as Ironic inspection rules
-  ferro lab up            a lab: ferro, ferro-vbmc and QEMU machines in a network namespace (root)
-  ferro version           print the version and commit
-  ferro help              print this help
-
-Run 'ferro serve --help' or 'ferro config --help' for the flags.
-`)
+// groupUsage lists the commands under the first word of a two-word command
+// (ferro ramdisk, ferro lab).
+func groupUsage(w io.Writer, group string) {
+	fmt.Fprintf(w, "Usage:\n")
+	for _, c := range commands {
+		if strings.HasPrefix(c.name, group+" ") {
+			fmt.Fprintf(w, "  ferro %s %s\n", c.name, c.synopsis)
+		}
+	}
+	fmt.Fprintf(w, "\nRun 'ferro %s SUBCOMMAND --help' for its flags.\n", group)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -41,31 +101,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
-	case "serve":
-		return serve(ctx, args[1:], stdout, stderr)
-	case "config":
-		return showConfig(args[1:], stdout, stderr)
-	case "ramdisk":
-		return ramdiskCmd(ctx, args[1:], stdout, stderr)
-	case "rules":
-		return rulesCmd(args[1:], stdout, stderr)
-	case "lab":
-		return labCmd(ctx, args[1:], stdout, stderr)
-	case "version", "--version", "-v":
-		if len(args) > 1 {
-			fmt.Fprintf(stderr, "ferro version: unexpected argument %q\n", args[1])
-			return 2
-		}
-		fmt.Fprintln(stdout, versionString())
-		return 0
-	case "help", "-h", "--help":
+	case "-h", "--help":
 		usage(stdout)
 		return 0
-	default:
-		fmt.Fprintf(stderr, "ferro: unknown command %q\n\n", args[0])
-		usage(stderr)
-		return 2
+	case "--version", "-v":
+		args = append([]string{"version"}, args[1:]...)
 	}
+	for _, c := range commands {
+		words := strings.Fields(c.name)
+		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
+			return c.run(ctx, c, args[len(words):], stdout, stderr)
+		}
+	}
+	// A group word alone, with --help or with an unknown subcommand.
+	for _, c := range commands {
+		if group, _, ok := strings.Cut(c.name, " "); ok && group == args[0] {
+			if len(args) == 2 && (args[1] == "-h" || args[1] == "--help") {
+				groupUsage(stdout, group)
+				return 0
+			}
+			if len(args) > 1 {
+				fmt.Fprintf(stderr, "ferro %s: unknown subcommand %q\n\n", group, args[1])
+			}
+			groupUsage(stderr, group)
+			return 2
+		}
+	}
+	fmt.Fprintf(stderr, "ferro: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
 }
 
 // buildVersion is the -X version, else the module version Go recorded.
@@ -83,14 +147,14 @@ func buildVersion() string {
 // with, as an INI file that can be pasted back, with the data directory's
 // paths resolved, secrets masked and, as comments, where each value came
 // from.
-func showConfig(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("config", flag.ContinueOnError)
+func showConfig(_ context.Context, c command, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	cfgPath := fs.String("config", "", "INI configuration file, as given to ferro serve")
 	dataDir := fs.String("data-dir", "ferro-data", "data directory, as given to ferro serve (resolves [database]connection, [pxe]tftp_root, [deploy]http_root)")
-	if code, done := parseFlags(fs, args, stdout, stderr, "config [--config FILE] [--data-dir DIR]"); done {
+	if code, done := parseFlags(fs, c, args, stdout, stderr); done {
 		return code
 	}
-	cfg, unknown, err := loadConfig(*cfgPath)
+	cfg, ignored, err := loadConfig(*cfgPath)
 	if err != nil {
 		fmt.Fprintln(stderr, "ferro:", err)
 		return 1
@@ -124,8 +188,8 @@ func showConfig(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "ferro:", err)
 		return 1
 	}
-	for _, u := range unknown {
-		fmt.Fprintf(stderr, "ferro: unknown option %s ignored\n", u)
+	if len(ignored) > 0 {
+		fmt.Fprintf(stderr, "ferro: ignored as [DEFAULT]ignored_options says: %s\n", strings.Join(ignored, ", "))
 	}
 	return 0
 }

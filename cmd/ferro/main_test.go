@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,6 +98,91 @@ func TestCLI_ConfigIsPasteableINI(t *testing.T) {
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// ferro serve and ferro config refuse a mistyped section, option or
+// variable alike, exit 1, naming each with the closest valid name.
+func TestCLI_ServeAndConfigRefuseUnknownNamesAlike(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ferro.conf")
+	os.WriteFile(file, []byte("[api]\nprot = 33385\n[databse]\nconnection = sqlite:///tmp/x.db\n"), 0o600)
+	t.Setenv("FERRO_API_HOST_IPP", "0.0.0.0")
+	var errs []string
+	for _, cmd := range []string{"serve", "config"} {
+		code, stdout, stderr := runCLI(t, cmd, "--config", file, "--data-dir", dir)
+		if code != 1 || stdout != "" {
+			t.Errorf("ferro %s: exit %d, stdout %q; want 1 and nothing", cmd, code, stdout)
+		}
+		for _, want := range []string{
+			file + ":2: [api] has no option prot; did you mean [api]port?",
+			file + ":3: ferro has no section [databse] (it sets connection); did you mean [database]?",
+			"FERRO_API_HOST_IPP: no such option (FERRO_<SECTION>_<OPTION>); did you mean FERRO_API_HOST_IP?",
+			"ignored_options = [api]prot, [databse], FERRO_API_HOST_IPP",
+		} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("ferro %s: stderr lacks %q:\n%s", cmd, want, stderr)
+			}
+		}
+		errs = append(errs, stderr)
+	}
+	if errs[0] != errs[1] {
+		t.Errorf("serve and config disagree:\n%s\n---\n%s", errs[0], errs[1])
+	}
+}
+
+// Every command: --help and -h print its usage to stdout and exit 0; a flag
+// it does not have prints the error and the usage to stderr and exits 2.
+// The flag lists are accurate: each flag's argument is one word (a
+// back-quoted phrase in a flag's text would become its argument name).
+func TestCLI_EveryCommandHelpAndBadFlag(t *testing.T) {
+	type call struct {
+		args           []string
+		code           int
+		stdout, stderr string // each must contain it; "" means must be empty
+	}
+	var calls []call
+	for _, c := range commands {
+		words := strings.Fields(c.name)
+		usage := "Usage: ferro " + c.name
+		if c.name == "help" {
+			usage = "Usage:\n  ferro serve"
+		}
+		for _, h := range []string{"--help", "-h"} {
+			calls = append(calls, call{append(slices.Clone(words), h), 0, usage, ""})
+		}
+		calls = append(calls, call{append(slices.Clone(words), "--no-such-flag"), 2, "", "flag provided but not defined: -no-such-flag"})
+		if c.name != "help" {
+			calls = append(calls, call{append([]string{"help"}, words...), 0, usage, ""})
+		}
+	}
+	for _, group := range []string{"ramdisk", "lab"} {
+		calls = append(calls,
+			call{[]string{group, "--help"}, 0, "Usage:\n  ferro " + group + " ", ""},
+			call{[]string{group}, 2, "", "Usage:\n  ferro " + group + " "},
+			call{[]string{group, "bogus"}, 2, "", `unknown subcommand "bogus"`})
+	}
+	calls = append(calls, call{[]string{"--help"}, 0, "ferro lab up", ""}, call{[]string{"-h"}, 0, "ferro ramdisk build", ""})
+	oneWord := regexp.MustCompile(`^  -[a-z-]+( [A-Za-z_]+)?$`)
+	for _, tc := range calls {
+		code, stdout, stderr := runCLI(t, tc.args...)
+		name := "ferro " + strings.Join(tc.args, " ")
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d\nstdout: %s\nstderr: %s", name, code, tc.code, stdout, stderr)
+		}
+		for _, o := range []struct{ got, want, which string }{{stdout, tc.stdout, "stdout"}, {stderr, tc.stderr, "stderr"}} {
+			if (o.want == "" && o.got != "") || !strings.Contains(o.got, o.want) {
+				t.Errorf("%s: %s = %q, want it to contain %q", name, o.which, o.got, o.want)
+			}
+		}
+		if tc.code == 2 && tc.stderr != "" && !strings.Contains(stderr, "Usage:") {
+			t.Errorf("%s: no usage on stderr: %q", name, stderr)
+		}
+		for _, line := range strings.Split(stdout, "\n") {
+			if strings.HasPrefix(line, "  -") && !oneWord.MatchString(line) {
+				t.Errorf("%s: flag line %q: its argument is not one word", name, line)
+			}
 		}
 	}
 }

@@ -15,13 +15,8 @@ import (
 
 // ramdiskCmd is `ferro ramdisk build`: the inspection ramdisk (kernel and
 // initramfs with ferro-agent) for [conductor]deploy_kernel/deploy_ramdisk.
-func ramdiskCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "build" {
-		fmt.Fprintln(stderr, "usage: ferro ramdisk build [--kernel PATH | --kernel-version V] [--agent PATH] --out DIR")
-		return 2
-	}
-	fs := flag.NewFlagSet("ramdisk build", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func ramdiskCmd(ctx context.Context, c command, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	out := fs.String("out", "", "output directory (required): ferro-agent.kernel, ferro-agent.initramfs")
 	kernel := fs.String("kernel", "", "kernel image (bzImage) to use instead of Debian's")
 	modulesDir := fs.String("modules-dir", "", "the kernel's /lib/modules/<version> (default: found from --kernel's vmlinuz-<version> name)")
@@ -32,27 +27,23 @@ func ramdiskCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	iso := fs.String("iso", "auto", "also write ferro-agent.iso for virtual media: yes, no, or auto (when Debian's isolinux, syslinux-common and grub-efi-amd64-bin are installed)")
 	isoCmdline := fs.String("iso-cmdline", ramdisk.DefaultISOCmdline, "kernel command line baked into the ISO")
 	cacheDir := fs.String("cache-dir", "", "where fetched kernels are kept (default: the user cache directory's ferro/kernels)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
+	if code, done := parseFlags(fs, c, args, stdout, stderr); done {
+		return code
 	}
-	if *out == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "ferro ramdisk build: --out is required and no arguments are taken")
-		return 2
+	if *out == "" {
+		return usageError(fs, c, stderr, "--out is required")
 	}
 	switch *iso {
 	case "yes", "no", "auto":
 	default:
-		fmt.Fprintf(stderr, "ferro ramdisk build: --iso %q: expected yes, no or auto\n", *iso)
-		return 2
+		return usageError(fs, c, stderr, "--iso %q: expected yes, no or auto", *iso)
 	}
 	if *kernel != "" && *kernelVersion != "" {
-		fmt.Fprintln(stderr, "ferro ramdisk build: --kernel and --kernel-version are exclusive")
-		return 2
+		return usageError(fs, c, stderr, "--kernel and --kernel-version are exclusive")
 	}
 	o := ramdisk.BuildOptions{OutDir: *out, KernelVersion: *kernelVersion, CacheDir: *cacheDir, Agent: *agent, ISOCmdline: *isoCmdline}
 	if err := ramdisk.CheckCmdline(*isoCmdline); err != nil {
-		fmt.Fprintln(stderr, "ferro ramdisk build: --iso-cmdline:", err)
-		return 2
+		return usageError(fs, c, stderr, "--iso-cmdline: %v", err)
 	}
 	o.ISO = *iso == "yes"
 	if *iso == "auto" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -12,41 +13,32 @@ import (
 	"github.com/ferrometal/ferro/internal/inspector/rules"
 )
 
-const rulesUsage = `Usage:
-  ferro rules convert [FILE]
-
-Reads ironic-inspector introspection rules (the JSON of the inspector API's
+// rulesConvertDetails follow `ferro rules convert --help`'s usage.
+const rulesConvertDetails = `Reads ironic-inspector introspection rules (the JSON of the inspector API's
 /v1/rules: one rule, a list of them, or {"rules": [...]}) from FILE, or
 standard input without one, and prints them as Ironic inspection rules (a
 JSON list, each to create with POST /v1/inspection_rules at API 1.96).
 Where an Ironic rule would behave differently (Ironic formats values as
 strings, and cannot loop over the data), a warning on standard error says
-so. Exits 1 when a rule cannot be converted; the others are printed.
-`
+so. Exits 1 when a rule cannot be converted; the others are printed.`
 
-func rulesCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "convert" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprint(stdout, rulesUsage)
-			return 0
-		}
-		fmt.Fprint(stderr, rulesUsage)
-		return 2
-	}
-	fs := flag.NewFlagSet("ferro rules convert", flag.ContinueOnError)
+// rulesCmd is `ferro rules convert [FILE]`.
+func rulesCmd(_ context.Context, c command, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), rulesUsage) }
-	if err := fs.Parse(args[1:]); err != nil {
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fs.Usage()
+			printUsage(fs, c, stdout)
+			fmt.Fprintf(stdout, "\n%s\n", rulesConvertDetails)
 			return 0
 		}
+		fmt.Fprintln(stderr)
+		printUsage(fs, c, stderr)
 		return 2
 	}
 	if fs.NArg() > 1 {
-		fmt.Fprint(stderr, rulesUsage)
-		return 2
+		return usageError(fs, c, stderr, "unexpected argument %q", fs.Arg(1))
 	}
 	in := io.Reader(os.Stdin)
 	if fs.NArg() == 1 {

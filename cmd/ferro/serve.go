@@ -79,13 +79,13 @@ func newLogger(w io.Writer, format string, debug bool) (*slog.Logger, error) {
 	return nil, fmt.Errorf("unknown --log-format %q (text or json)", format)
 }
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+func serve(ctx context.Context, c command, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	cfgPath := fs.String("config", "", "INI configuration file (Ironic's section and option names)")
 	dataDir := fs.String("data-dir", "ferro-data", "directory for the embedded SQLite database and other state")
 	rolesFlag := fs.String("role", strings.Join(allRoles, ","), "comma-separated roles to run: api, conductor, inspector")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
-	if code, done := parseFlags(fs, args, stdout, stderr, "serve [--config FILE] [--data-dir DIR] [--role ROLES] [--log-format text|json]"); done {
+	if code, done := parseFlags(fs, c, args, stdout, stderr); done {
 		return code
 	}
 	fail := func(err error) int {
@@ -96,7 +96,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	cfg, unknown, err := loadConfig(*cfgPath)
+	cfg, ignored, err := loadConfig(*cfgPath)
 	if err != nil {
 		return fail(err)
 	}
@@ -104,8 +104,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	for _, u := range unknown {
-		log.Warn("unknown configuration option ignored", "option", u)
+	if len(ignored) > 0 {
+		log.Info("configuration names ignored as [DEFAULT]ignored_options says", "names", strings.Join(ignored, ", "))
 	}
 	if err := checkCallback(cfg, roles, log); err != nil {
 		return fail(err)
@@ -151,7 +151,19 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}
 	log.Info("authentication", "auth_strategy", cfg.Default.AuthStrategy, "tls", cfg.API.EnableSSLAPI)
 	obs := newObservability(cfg, log)
-	db, err := sqlstore.Open(ctx, cfg.Database.Connection, append(obs.storeOptions(), sqlstore.WithLogger(log))...)
+	// A database that is not up yet (under systemd it often starts later)
+	// is waited for as oslo.db does; SIGTERM or SIGINT meanwhile stops
+	// the start at once.
+	startCtx, started := sigs.duringStart(ctx)
+	db, err := sqlstore.Open(startCtx, cfg.Database.Connection, append(obs.storeOptions(), sqlstore.WithLogger(log),
+		sqlstore.WithConnectRetries(cfg.Database.MaxRetries, seconds(cfg.Database.RetryInterval)))...)
+	if sig := started(); sig != nil {
+		if err == nil {
+			db.Close()
+		}
+		log.Info("ferro stopped during start-up", "signal", sig.String())
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
@@ -198,7 +210,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		}
 		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit,
 			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports, Budget: budget,
-			ReportReadTimeout:    seconds(cfg.Default.ClientSocketTimeout)})
+			ReportReadTimeout: seconds(cfg.Default.ClientSocketTimeout)})
 	}
 
 	// The agent inspect interface's pipeline ([inspector]hooks, the

@@ -44,3 +44,35 @@ func (s *signals) part(reload func()) func(ctx context.Context) error {
 		}
 	}
 }
+
+// duringStart watches for SIGTERM and SIGINT while start-up waits (for the
+// database): one cancels the returned context. started ends the watch and
+// returns the signal that arrived, nil if none; from then on the signals
+// go to part. A SIGHUP meanwhile is dropped: nothing is loaded to reload.
+func (s *signals) duringStart(ctx context.Context) (context.Context, func() os.Signal) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop, done := make(chan struct{}), make(chan struct{})
+	var got os.Signal
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case sig := <-s.ch:
+				if sig == syscall.SIGHUP {
+					continue
+				}
+				got = sig
+				cancel(fmt.Errorf("received %v", sig))
+				return
+			}
+		}
+	}()
+	return ctx, func() os.Signal {
+		close(stop)
+		<-done
+		cancel(nil)
+		return got
+	}
+}

@@ -133,10 +133,37 @@ func (c *Conductor) startManage(ctx context.Context, t *driver.Task) (func(conte
 		} else {
 			t.Node.PowerState = st
 		}
+		cacheVendor(ctx, t)
 		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
 			t.Log.Error("cannot finish verifying", "error", err)
 		}
 	}, nil
+}
+
+// cacheVendor sets properties.vendor from the management interface when
+// none is set, as Ironic's node_cache_vendor at the end of verifying; the
+// node is saved with the transition. A failure is logged, never fatal.
+func cacheVendor(ctx context.Context, t *driver.Task) {
+	if v, ok := t.Node.Properties["vendor"]; ok && v != nil && v != "" {
+		return
+	}
+	d, ok := t.Driver.Management.(driver.VendorDetector)
+	if !ok {
+		return
+	}
+	vendor, err := d.DetectVendor(ctx, t)
+	if err != nil {
+		t.Log.Warn("cannot detect the vendor", "error", err)
+		return
+	}
+	if vendor == "" {
+		return
+	}
+	if t.Node.Properties == nil {
+		t.Node.Properties = baremetal.JSON{}
+	}
+	t.Node.Properties["vendor"] = vendor
+	t.Log.Info("detected vendor", "vendor", vendor)
 }
 
 // fakeVerbs names, per deployment verb, the interface that must be fake.

@@ -4,10 +4,12 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,6 +94,12 @@ type Default struct {
 	AuthStrategy string `ini:"auth_strategy"`
 	// HTTPBasicAuthUserFile is the Apache htpasswd file (bcrypt entries) of http_basic.
 	HTTPBasicAuthUserFile string `ini:"http_basic_auth_user_file"`
+	// IgnoredOptions lists names the configuration may set that ferro
+	// does not have and must ignore instead of refusing to start:
+	// "[section]" (a whole section ferro has not), "[section]option" or a
+	// FERRO_* variable. For a file shared with Ironic, or options of a
+	// newer ferro (a ferro option).
+	IgnoredOptions []string `ini:"ignored_options" delim:","`
 }
 
 // Enabled returns the enabled implementations for an interface kind ("boot", "power", …).
@@ -155,6 +163,12 @@ type API struct {
 type Database struct {
 	// Connection is sqlite:///path or postgresql://…; empty means SQLite in the data directory.
 	Connection string `ini:"connection" secret:"connection"`
+	// MaxRetries is how many times `ferro serve` tries to connect to
+	// PostgreSQL at start before it gives up (oslo.db's name and default:
+	// 10; -1 tries until stopped). SQLite is opened once.
+	MaxRetries int `ini:"max_retries"`
+	// RetryInterval is the wait between two attempts, in seconds.
+	RetryInterval int `ini:"retry_interval"`
 }
 
 // Conductor is [conductor].
@@ -413,7 +427,7 @@ func Defaults(hw Hardware) *Config {
 			HTTPBasicAuthUserFile: "/etc/ironic/htpasswd",
 		},
 		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000, MaxConnections: 1024},
-		Database: Database{},
+		Database: Database{MaxRetries: 10, RetryInterval: 10},
 		Conductor: Conductor{
 			WorkersPoolSize:             100,
 			HeartbeatInterval:           10,
@@ -484,56 +498,61 @@ func Defaults(hw Hardware) *Config {
 }
 
 // Load reads the INI file at path (none when path is "") over the defaults
-// (Defaults(hw)),
-// then applies FERRO_<SECTION>_<OPTION> variables from environ (os.Environ()
-// form), then validates. An option the file names but ferro does not know is
-// returned in unknown, so the caller can warn; it is not an error, so that an
-// existing ironic.conf can be pointed at ferro.
-func Load(path string, environ []string, hw Hardware) (cfg *Config, unknown []string, err error) {
-	f := ini.Empty(ini.LoadOptions{Insensitive: false, AllowBooleanKeys: true})
-	if path != "" {
-		f, err = ini.LoadSources(ini.LoadOptions{AllowBooleanKeys: true}, path)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read configuration %s: %w", path, err)
-		}
+// (Defaults(hw)), then applies FERRO_<SECTION>_<OPTION> variables from
+// environ (os.Environ() form), then validates. A section, option or FERRO_*
+// variable ferro does not have is an error (*UnknownNamesError) unless
+// [DEFAULT]ignored_options lists it; ignored lists those that were set and
+// ignored so. Errors about a value name the variable, or the file and line,
+// that set it.
+func Load(path string, environ []string, hw Hardware) (cfg *Config, ignored []string, err error) {
+	in, err := read(path, environ)
+	if err != nil {
+		return nil, nil, err
 	}
-	known := knownOptions()
-	for _, sec := range f.Sections() {
-		for _, key := range sec.Keys() {
-			name := sectionName(sec.Name()) + "." + key.Name()
-			if !known[name] {
-				unknown = append(unknown, "["+sectionName(sec.Name())+"]"+key.Name())
-			}
-		}
-	}
-	if err := applyEnv(f, environ, known); err != nil {
-		return nil, unknown, err
-	}
-	if err := checkIgnoredSecurity(f); err != nil {
-		return nil, unknown, err
-	}
-	applyAliases(f)
+	applyAliases(in.f)
 	cfg = Defaults(hw)
 	v := reflect.ValueOf(cfg).Elem()
 	t := v.Type()
 	for i := range t.NumField() {
 		secName := t.Field(i).Tag.Get("section")
-		sec, err := f.GetSection(iniSection(secName))
+		sec, err := in.f.GetSection(iniSection(secName))
 		if err != nil {
 			continue
 		}
 		if err := sec.MapTo(v.Field(i).Addr().Interface()); err != nil {
-			return nil, unknown, fmt.Errorf("configuration section [%s]: %w", secName, err)
+			return nil, in.ignored, fmt.Errorf("configuration section [%s]: %w", secName, err)
 		}
-		if err := checkTypes(sec, v.Field(i)); err != nil {
-			return nil, unknown, fmt.Errorf("configuration section [%s]: %w", secName, err)
+		if err := checkTypes(secName, sec, v.Field(i), in); err != nil {
+			return nil, in.ignored, err
 		}
 	}
 	trimLists(v)
 	if err := cfg.Validate(); err != nil {
-		return nil, unknown, err
+		return nil, in.ignored, in.annotate(err)
 	}
-	return cfg, unknown, nil
+	return cfg, in.ignored, nil
+}
+
+// optionRef finds the first "[section]option" a validation problem names.
+var optionRef = regexp.MustCompile(`\[([A-Za-z0-9_]+)\]([a-z0-9_]+)`)
+
+// annotate prefixes each of Validate's problems with where the option it
+// names was set (the variable, or file:line), when it was set.
+func (in *input) annotate(err error) error {
+	var pe *problemsError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	out := make([]string, len(pe.problems))
+	for i, p := range pe.problems {
+		out[i] = p
+		if m := optionRef.FindStringSubmatch(p); m != nil {
+			if w := in.where(m[1] + "." + m[2]); w != "" {
+				out[i] = w + ": " + p
+			}
+		}
+	}
+	return &problemsError{out}
 }
 
 // sectionName maps ini's default section name to Ironic's DEFAULT.
@@ -549,13 +568,6 @@ func iniSection(s string) string {
 		return ini.DefaultSection
 	}
 	return s
-}
-
-// knownOptions lists "section.option" for every field of Config.
-func knownOptions() map[string]bool {
-	known := map[string]bool{}
-	forEachOption(func(section, option string, _ reflect.StructField) { known[section+"."+option] = true })
-	return known
 }
 
 func forEachOption(fn func(section, option string, f reflect.StructField)) {
@@ -599,51 +611,33 @@ func optionName(f reflect.StructField) string {
 	return name
 }
 
-// applyEnv sets FERRO_<SECTION>_<OPTION> values into f. The variable names
-// are matched against known options so that options and sections with
-// underscores (pci_devices, host_ip) resolve unambiguously.
-func applyEnv(f *ini.File, environ []string, known map[string]bool) error {
-	byEnv := map[string][2]string{}
-	for k := range known {
-		sec, opt, _ := strings.Cut(k, ".")
-		byEnv["FERRO_"+strings.ToUpper(sec)+"_"+strings.ToUpper(opt)] = [2]string{sec, opt}
-	}
-	for _, kv := range environ {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(name, "FERRO_") {
-			continue
-		}
-		so, ok := byEnv[name]
-		if !ok {
-			continue
-		}
-		f.Section(iniSection(so[0])).Key(so[1]).SetValue(val)
-	}
-	return nil
-}
-
 // checkTypes rejects values that ini.MapTo silently ignores (a word where a
 // number or boolean belongs), so a typo fails at start instead of later.
-func checkTypes(sec *ini.Section, v reflect.Value) error {
+// The error names the variable, or the file and line, that set the value.
+func checkTypes(secName string, sec *ini.Section, v reflect.Value, in *input) error {
 	for _, f := range optionFields(v.Type()) {
 		opt := optionName(f)
 		if !sec.HasKey(opt) {
 			continue
 		}
 		raw := strings.TrimSpace(sec.Key(opt).String())
+		var want string
 		switch f.Type.Kind() {
 		case reflect.Int:
 			if _, err := strconv.Atoi(raw); err != nil {
-				return fmt.Errorf("option %s: %q is not an integer", opt, raw)
+				want = "an integer"
 			}
 		case reflect.Float64:
 			if v, err := strconv.ParseFloat(raw, 64); err != nil || v < 0 {
-				return fmt.Errorf("option %s: %q is not a number of at least 0", opt, raw)
+				want = "a number of at least 0"
 			}
 		case reflect.Bool:
 			if _, err := parseBool(raw); err != nil {
-				return fmt.Errorf("option %s: %q is not a boolean", opt, raw)
+				want = "a boolean"
 			}
+		}
+		if want != "" {
+			return fmt.Errorf("%s: [%s]%s: %q is not %s", in.where(secName+"."+opt), secName, opt, raw, want)
 		}
 	}
 	return nil
@@ -696,10 +690,16 @@ func (c *Config) Validate() error {
 	// counts and sizes. A negative duration would mean "never" or "at
 	// once" by accident.
 	forEachValue(c, func(section, option string, v reflect.Value) {
+		if section == "database" && option == "max_retries" {
+			return // -1 is oslo.db's "forever", checked below
+		}
 		if v.Kind() == reflect.Int && v.Int() < 0 {
 			bad("[%s]%s is %d: it must not be negative", section, option, v.Int())
 		}
 	})
+	if c.Database.MaxRetries < -1 {
+		bad("[database]max_retries is %d: it must be -1 (retry until stopped) or more", c.Database.MaxRetries)
+	}
 	if c.Conductor.WorkersPoolSize < 1 {
 		bad("[conductor]workers_pool_size must be at least 1")
 	}
@@ -775,9 +775,16 @@ func (c *Config) Validate() error {
 	}
 	c.validateSecurity(bad)
 	if len(errs) > 0 {
-		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
+		return &problemsError{errs}
 	}
 	return nil
+}
+
+// problemsError is what Validate found wrong, one problem per option.
+type problemsError struct{ problems []string }
+
+func (e *problemsError) Error() string {
+	return "invalid configuration: " + strings.Join(e.problems, "; ")
 }
 
 // Options returns every option as "[section]name" with its current value,

@@ -58,6 +58,7 @@ func TestLoad_FileThenEnvironment(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ferro.conf")
 	conf := `[DEFAULT]
 host = c1
+ignored_options = [keystone_authtoken]memcache_pool_maxsize, FERRO_FUTURE_OPTION
 enabled_network_interfaces = noop, flat
 default_network_interface = flat
 [api]
@@ -74,12 +75,12 @@ memcache_pool_maxsize = 10
 	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, unknown, err := Load(path, []string{"FERRO_API_PORT=7001", "FERRO_API_HOST_IP=0.0.0.0", "FERRO_PCI_DEVICES_ALIAS={\"name\":\"a\"}", "FERRO_NOPE=1"}, testHardware)
+	cfg, ignored, err := Load(path, []string{"FERRO_API_PORT=7001", "FERRO_API_HOST_IP=0.0.0.0", "FERRO_PCI_DEVICES_ALIAS={\"name\":\"a\"}", "FERRO_FUTURE_OPTION=1", "FERRO_BIN=/bin/ferro"}, testHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"[keystone_authtoken]memcache_pool_maxsize"}, unknown); diff != "" {
-		t.Errorf("unknown (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]string{"[keystone_authtoken]memcache_pool_maxsize", "FERRO_FUTURE_OPTION"}, ignored); diff != "" {
+		t.Errorf("ignored (-want +got):\n%s", diff)
 	}
 	if cfg.API.Port != 7001 || cfg.API.HostIP != "0.0.0.0" {
 		t.Errorf("env did not override: %+v", cfg.API)

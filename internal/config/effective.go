@@ -8,8 +8,6 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
-
-	"gopkg.in/ini.v1"
 )
 
 // Mask replaces what stands in for a secret.
@@ -41,31 +39,18 @@ type Sources map[string]string
 
 // LoadSources reads which options the file at path (none when "") and the
 // FERRO_* variables of environ set, the environment winning as in Load.
+// It refuses what Load refuses.
 func LoadSources(path string, environ []string) (Sources, error) {
+	in, err := read(path, environ)
+	if err != nil {
+		return nil, err
+	}
 	src := Sources{}
-	known := knownOptions()
-	if path != "" {
-		f, err := ini.LoadSources(ini.LoadOptions{AllowBooleanKeys: true}, path)
-		if err != nil {
-			return nil, fmt.Errorf("read configuration %s: %w", path, err)
-		}
-		for _, sec := range f.Sections() {
-			for _, key := range sec.Keys() {
-				if name := sectionName(sec.Name()) + "." + key.Name(); known[name] {
-					src[name] = "file " + path
-				}
-			}
-		}
-	}
-	byEnv := map[string]string{}
-	for k := range known {
-		sec, opt, _ := strings.Cut(k, ".")
-		byEnv["FERRO_"+strings.ToUpper(sec)+"_"+strings.ToUpper(opt)] = k
-	}
-	for _, kv := range environ {
-		name, _, ok := strings.Cut(kv, "=")
-		if k, known := byEnv[name]; ok && known {
-			src[k] = "env " + name
+	for k, o := range in.origins {
+		if o.env != "" {
+			src[k] = "env " + o.env
+		} else {
+			src[k] = "file " + o.file
 		}
 	}
 	return src, nil

@@ -18,8 +18,9 @@ const (
 // KeystoneAuthtoken is [keystone_authtoken], keystonemiddleware's section:
 // where user tokens are validated and with which service credentials.
 // keystonemiddleware has many more options; the ones ferro does not
-// implement are reported as unknown, and those whose omission would
-// weaken security are refused (see insecureIfIgnored).
+// implement are refused as unknown unless [DEFAULT]ignored_options lists
+// them, and those whose omission would weaken security are refused even
+// then (see insecureIfIgnored).
 type KeystoneAuthtoken struct {
 	// WWWAuthenticateURI is advertised in WWW-Authenticate on a 401.
 	WWWAuthenticateURI string `ini:"www_authenticate_uri"`
@@ -68,8 +69,8 @@ func defaultKeystoneAuthtoken() KeystoneAuthtoken {
 
 // insecureIfIgnored lists options ferro does not implement whose omission
 // would leave it less safe than the operator asked for: set to anything
-// but the listed harmless values, they stop the start instead of being
-// ignored with a warning.
+// but the listed harmless values, they stop the start even when
+// [DEFAULT]ignored_options lists them.
 var insecureIfIgnored = map[string][]string{
 	"[ssl]ca_file":                           nil, // client certificates would not be verified
 	"[ssl]version":                           nil,

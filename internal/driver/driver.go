@@ -85,6 +85,13 @@ type Management interface {
 	SupportedBootDevices(ctx context.Context, t *Task) ([]string, error)
 }
 
+// VendorDetector is a management interface that can name the hardware's
+// vendor, as Ironic's detect_vendor: when a node is managed the conductor
+// stores it in properties.vendor, unless one is set.
+type VendorDetector interface {
+	DetectVendor(ctx context.Context, t *Task) (string, error)
+}
+
 // RamdiskParams are kernel command-line parameters for the ramdisk, in order.
 // A parameter with an empty Value and Flag set is written as a bare key.
 type RamdiskParams []RamdiskParam

@@ -71,6 +71,10 @@ type MachineConfig struct {
 	// SKU is Redfish's SKU and QEMU's SMBIOS type 1 SKU Number (none by
 	// default).
 	SKU string `json:"sku,omitempty"`
+	// IPMIManufacturerID is the manufacturer ID (an IANA enterprise
+	// number, e.g. 674 for Dell) IPMI's Get Device ID answers; 0, the
+	// default, is "unknown".
+	IPMIManufacturerID uint32 `json:"ipmi_manufacturer_id,omitempty"`
 	// QEMU says how to start the VM (backend "qemu" only).
 	QEMU *QEMUConfig `json:"qemu,omitempty"`
 	// Faults make the machine's BMC misbehave, for tests of clients' error
@@ -308,6 +312,9 @@ func (c *Config) Validate() error {
 			if len(v) > 64 || strings.ContainsAny(v, ",\x00\n") {
 				bad("%s.%s: at most 64 characters, no commas or newlines", at, field)
 			}
+		}
+		if m.IPMIManufacturerID > 0x0fffff {
+			bad("%s.ipmi_manufacturer_id: %d is not a 20-bit IANA enterprise number", at, m.IPMIManufacturerID)
 		}
 		if q := m.QEMU; q != nil {
 			errs = append(errs, q.validate(at+".qemu", len(m.MACs))...)

@@ -42,7 +42,7 @@ func listenIPMI(m *Machine, username, password string, log *slog.Logger) (*ipmiE
 		FirmwareMajor:  1,
 		FirmwareMinor:  0,
 		IPMIVersion:    0x20,
-		ManufacturerID: 0, // unspecified
+		ManufacturerID: m.Config.IPMIManufacturerID, // 0: unknown
 		ProductID:      0x0001,
 	}
 	var guid [16]byte

@@ -3,8 +3,12 @@ package inspection_test
 import (
 	"bytes"
 	"net/http"
+	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 	"github.com/ferrometal/ferro/internal/testing/ipmisim"
@@ -153,4 +157,129 @@ func TestInspection_IPMINeverConfirmsPower(t *testing.T) {
 	}
 	ferrotest.AssertNoSecrets(t, "ferro serve", l.srv.Log(), v.Password)
 	ferrotest.AssertNoSecrets(t, "ferro-vbmc", v.Log(), v.Password)
+}
+
+// TestInspection_IPMIBootFlagsRefused: a BMC that refuses the boot device
+// (Debian's ipmi_sim set up as its documentation sets it up for QEMU
+// answers Set System Boot Options parameter 5 with 0xcc). In BIOS mode the
+// inspection goes on and inspects the machine, as Ironic's (`ipmitool
+// chassis bootdev` prints the error and exits 0); in UEFI mode it fails at
+// the boot device, as Ironic's raw command does, and tears down.
+func TestInspection_IPMIBootFlagsRefused(t *testing.T) {
+	waitPower := func(t *testing.T, sim *ipmisim.Sim, want bool) {
+		deadline := time.Now().Add(60 * time.Second)
+		for sim.PowerOn(t) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("ipmi_sim's machine is not powered %v after 60 s", map[bool]string{true: "on", false: "off"}[want])
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Run("bios", func(t *testing.T) {
+		t.Parallel()
+		sim := ipmisim.Start(t, ipmisim.WithQEMUChassis())
+		l := startLab(t, append(ipmiEnv, "FERRO_DEPLOY_DEFAULT_BOOT_MODE=bios")...)
+		n := l.enroll(nodeSpec{driver: "ipmi", boot: "ipxe", network: "noop",
+			driverInfo: ipmiDriverInfo(sim, sim.Password), ports: []portSpec{{mac: newMAC()}}})
+		l.inspect(n)
+		waitPower(t, sim, true)
+		bc := l.bootConfig(n, "ipxe")
+		if code, body := l.post(bc.Callback, bc.Token, report(t, n)); code != http.StatusOK {
+			t.Fatalf("report: HTTP %d %s", code, body)
+		}
+		got := l.waitState(n, "manageable")
+		checkProperties(t, got)
+		waitPower(t, sim, false)
+		l.checkLeftClean(n, got)
+		if !strings.Contains(l.srv.Log(), "the BMC refused the boot device; going on") {
+			t.Errorf("ferro did not log the refused boot device:\n%s", l.srv.Log())
+		}
+	})
+	t.Run("uefi", func(t *testing.T) {
+		t.Parallel()
+		sim := ipmisim.Start(t, ipmisim.WithQEMUChassis())
+		l := startLab(t, append(ipmiEnv, "FERRO_DEPLOY_DEFAULT_BOOT_MODE=uefi")...)
+		n := l.enroll(nodeSpec{driver: "ipmi", boot: "ipxe", network: "noop",
+			driverInfo: ipmiDriverInfo(sim, sim.Password), ports: []portSpec{{mac: newMAC()}}})
+		l.baremetal("node", "inspect", n.uuid)
+		got := l.waitState(n, "inspect failed")
+		le, _ := got["last_error"].(string)
+		for _, want := range []string{"set boot device", "0xcc"} {
+			if !strings.Contains(le, want) {
+				t.Errorf("last_error %q does not name %q", le, want)
+			}
+		}
+		if got["reservation"] != nil {
+			t.Errorf("reservation = %v, want null", got["reservation"])
+		}
+		l.checkNoBootFiles(n)
+		if sim.PowerOn(t) {
+			t.Error("the machine was powered on although its boot device could not be set")
+		}
+	})
+}
+
+// TestManage_IPMIStoresVendor: managing an ipmi node stores the BMC's
+// manufacturer in properties.vendor as Ironic 21.4 does (ipmitool's `mc
+// info` "Manufacturer Name", lower-cased): compared with what Debian's
+// ipmitool prints for the same BMC, for ipmi_sim and for ferro-vbmc. A
+// vendor already set is kept.
+func TestManage_IPMIStoresVendor(t *testing.T) {
+	ipmitool := ferrotest.RequireTool(t, "ipmitool")
+	mcInfoVendor := func(t *testing.T, host string, port int, user, password string) string {
+		cmd := exec.Command(ipmitool, "-I", "lanplus", "-C", "3", "-H", host, "-p", strconv.Itoa(port), "-U", user, "-E", "mc", "info")
+		cmd.Env = append(cmd.Environ(), "IPMI_PASSWORD="+password)
+		out, err := cmd.CombinedOutput()
+		m := regexp.MustCompile(`Manufacturer Name *: (.+)`).FindStringSubmatch(string(out))
+		if err != nil || m == nil {
+			t.Fatalf("ipmitool mc info: %v\n%s", err, out)
+		}
+		return strings.ToLower(m[1]) // Ironic's detect_vendor
+	}
+	t.Run("ipmi_sim", func(t *testing.T) {
+		t.Parallel()
+		sim := ipmisim.Start(t)
+		l := startLab(t, ipmiEnv...)
+		n := l.enroll(nodeSpec{driver: "ipmi", boot: "ipxe", network: "noop",
+			driverInfo: ipmiDriverInfo(sim, sim.Password), ports: []portSpec{{mac: newMAC()}}})
+		want := mcInfoVendor(t, sim.Address, sim.Port, sim.Username, sim.Password)
+		if got := field(l.get(n), "properties", "vendor"); got != want {
+			t.Errorf("properties.vendor = %v, ipmitool says %q", got, want)
+		}
+	})
+	t.Run("ferro-vbmc", func(t *testing.T) {
+		t.Parallel()
+		machines := vbmctest.FakeMachines("vendor", 2)
+		machines[0].IPMIManufacturerID = 10876 // Super Micro
+		v := vbmctest.Start(t, vbmctest.Config{Machines: machines})
+		l := startLab(t, ipmiEnv...)
+		for i, m := range machines {
+			e := v.IPMI[m.Name]
+			di := map[string]any{"ipmi_address": e.Host, "ipmi_port": e.Port, "ipmi_username": v.Username,
+				"ipmi_password": v.Password, "ipmi_cipher_suite": "3"}
+			n := l.enroll(nodeSpec{driver: "ipmi", boot: "ipxe", network: "noop", driverInfo: di, ports: []portSpec{{mac: m.MACs[0]}}})
+			want := mcInfoVendor(t, e.Host, e.Port, v.Username, v.Password)
+			if got := field(l.get(n), "properties", "vendor"); got != want {
+				t.Errorf("machine %d: properties.vendor = %v, ipmitool says %q", i, got, want)
+			}
+			if i == 0 && want != "super micro computer inc." {
+				t.Errorf("ipmitool names manufacturer 10876 %q", want)
+			}
+		}
+	})
+	t.Run("kept when set", func(t *testing.T) {
+		t.Parallel()
+		sim := ipmisim.Start(t)
+		l := startLab(t, ipmiEnv...)
+		var created struct {
+			UUID string `json:"uuid"`
+		}
+		l.must(http.MethodPost, "/v1/nodes", map[string]any{"driver": "ipmi", "driver_info": ipmiDriverInfo(sim, sim.Password),
+			"properties": map[string]any{"vendor": "acme"}}, &created)
+		n := &node{uuid: created.UUID}
+		l.must(http.MethodPut, "/v1/nodes/"+n.uuid+"/states/provision", map[string]any{"target": "manage"}, nil)
+		if got := field(l.waitState(n, "manageable"), "properties", "vendor"); got != "acme" {
+			t.Errorf("properties.vendor = %v, want the one set (acme) kept", got)
+		}
+	})
 }

@@ -147,9 +147,16 @@ func (c *Client) SetBootDevice(ctx context.Context, t Target, o SetBootOptions) 
 	})
 }
 
+// ErrBootFlagsRefused is wrapped by the error of a SetBootDevice without
+// EFI whose boot flags (parameter 5) the BMC answered with an error
+// completion code. ipmitool's "chassis bootdev" prints that error and
+// exits 0, so Ironic's BIOS-mode path goes on; the caller decides.
+var ErrBootFlagsRefused = errors.New("the BMC refused the boot flags (boot option parameter 5)")
+
 // bootdev is ipmitool's "chassis bootdev" sequence. Set in progress and
 // the acknowledge may be refused by BMCs that lack them (ipmi_sim does),
-// which ipmitool tolerates, and so does ferro.
+// which ipmitool tolerates, and so does ferro. A refused parameter 5 is
+// ErrBootFlagsRefused; no answer at all is an error as in ipmitool.
 func bootdev(ctx context.Context, ic *client.Client, dev byte, persistent bool) error {
 	useProgress := setParam(ctx, ic, paramSetInProgress, 0x01) == nil
 	var err error
@@ -166,6 +173,9 @@ func bootdev(ctx context.Context, ic *client.Client, dev byte, persistent bool) 
 		b1 |= flagPersistent
 	}
 	if err = setParam(ctx, ic, paramBootFlags, b1, dev, 0, 0, 0); err != nil {
+		if isCompletionCode(err) {
+			return fmt.Errorf("%w: %w", ErrBootFlagsRefused, err)
+		}
 		return err
 	}
 	if useProgress {

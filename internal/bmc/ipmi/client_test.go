@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ferrometal/ferro/internal/bmc/ipmi"
+	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 	"github.com/ferrometal/ferro/internal/testing/ipmisim"
 )
 
@@ -332,4 +335,83 @@ func TestClose_EndsSessions(t *testing.T) {
 	}
 	c.Close()
 	sim.Wait(t, "the Close Session that Close sends", func() bool { return hasClose(sim) })
+}
+
+// ipmi_sim set up for QEMU answers the boot flags with 0xcc. Without EFI
+// (ipmitool's chassis bootdev) that is ErrBootFlagsRefused, for the
+// caller to decide; with EFI (Ironic's raw command) a plain failure. Each
+// is sent once, not retried. Power works through the QEMU stand-in.
+func TestSetBootDevice_BootFlagsRefused(t *testing.T) {
+	sim := ipmisim.Start(t, ipmisim.WithQEMUChassis())
+	c := newClient(t, ipmi.Options{})
+	tg := target(sim, ipmi.Protocol20, 3)
+	err := c.SetBootDevice(ctx(t), tg, ipmi.SetBootOptions{Device: ipmi.BootPXE, KeepValidBit: true})
+	if !errors.Is(err, ipmi.ErrBootFlagsRefused) || !strings.Contains(err.Error(), "0xcc") {
+		t.Errorf("legacy bootdev = %v, want ErrBootFlagsRefused naming 0xcc", err)
+	}
+	err = c.SetBootDevice(ctx(t), tg, ipmi.SetBootOptions{Device: ipmi.BootPXE, EFI: true, KeepValidBit: true})
+	if err == nil || errors.Is(err, ipmi.ErrBootFlagsRefused) || !strings.Contains(err.Error(), "0xcc") {
+		t.Errorf("EFI boot flags = %v, want a failure naming 0xcc", err)
+	}
+	refused := func() (n int) {
+		for _, m := range sim.Messages() {
+			if m.NetFn == ipmisim.NetFnChassis && m.Cmd == ipmisim.CmdSetSystemBootOptions && len(m.Data) > 0 && m.Data[0] == 5 &&
+				len(m.Response) > 0 && m.Response[0] == 0xcc {
+				n++
+			}
+		}
+		return n
+	}
+	sim.Wait(t, "two refused boot flags writes", func() bool { return refused() >= 2 })
+
+	// ipmi_sim reports on once it started the stand-in, off once it is gone.
+	waitFor := func(what string, cond func() bool) {
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited 30 s for %s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if err := c.Power(ctx(t), tg, ipmi.PowerOn); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the QEMU stand-in to run", func() bool { return sim.PowerOn(t) })
+	if err := c.Power(ctx(t), tg, ipmi.PowerOff); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the power to read off", func() bool { on, err := c.PowerStatus(ctx(t), tg); return err == nil && !on })
+	if sim.PowerOn(t) {
+		t.Error("the BMC says off, the QEMU stand-in still runs")
+	}
+	if n := refused(); n != 2 {
+		t.Errorf("ipmi_sim refused %d boot flags writes, want 2", n)
+	}
+}
+
+// Get Device ID's manufacturer ID, named as ipmitool's `mc info` names it:
+// compared with Debian's ipmitool against the same ipmi_sim (OpenIPMI's
+// default 4753).
+func TestDeviceID_ManufacturerNamedAsIpmitool(t *testing.T) {
+	ipmitool := ferrotest.RequireTool(t, "ipmitool")
+	sim := ipmisim.Start(t)
+	c := newClient(t, ipmi.Options{})
+	d, err := c.DeviceID(ctx(t), target(sim, ipmi.Protocol20, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(ipmitool, "-I", "lanplus", "-C", "3", "-H", sim.Address, "-p", fmt.Sprint(sim.Port), "-U", sim.Username, "-E", "mc", "info")
+	cmd.Env = append(cmd.Environ(), "IPMI_PASSWORD="+sim.Password)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ipmitool mc info: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`Manufacturer ID *: (\d+)\n.*Manufacturer Name *: (.+)`).FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("ipmitool mc info printed no manufacturer:\n%s", out)
+	}
+	if fmt.Sprint(d.ManufacturerID) != m[1] || ipmi.ManufacturerName(d.ManufacturerID) != m[2] {
+		t.Errorf("ferro: %d %q; ipmitool: %s %q", d.ManufacturerID, ipmi.ManufacturerName(d.ManufacturerID), m[1], m[2])
+	}
 }

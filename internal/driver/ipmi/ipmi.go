@@ -333,7 +333,13 @@ func (Management) SupportedBootDevices(context.Context, *driver.Task) ([]string,
 }
 
 // SetBootDevice sets the next boot device, with the EFI flag when the
-// node boots in UEFI mode, as Ironic does.
+// node boots in UEFI mode, as Ironic does. In BIOS mode Ironic runs
+// `ipmitool chassis bootdev`, which exits 0 when the BMC answers the boot
+// flags with an error completion code, so a BMC that refuses them (ipmi_sim
+// set up for QEMU answers 0xcc) does not stop the boot: ferro logs it and
+// goes on. In UEFI mode Ironic's raw command fails on it, and so does
+// ferro; a BMC that does not answer, or refuses parameter 3
+// (ipmi_disable_boot_timeout), fails in both modes, as Ironic's.
 func (m Management) SetBootDevice(ctx context.Context, t *driver.Task, device string, persistent bool) error {
 	supported, _ := m.SupportedBootDevices(ctx, t)
 	if !slices.Contains(supported, device) {
@@ -355,9 +361,17 @@ func (m Management) SetBootDevice(ctx context.Context, t *driver.Task, device st
 		t.Log.Info("IPMI set boot device", "bmc", in.target.String(), "device", device,
 			"persistent", persistent, "boot_mode", mode)
 	}
-	return m.o.Client.SetBootDevice(ctx, in.target, bmc.SetBootOptions{
+	err = m.o.Client.SetBootDevice(ctx, in.target, bmc.SetBootOptions{
 		Device: bmc.BootDevice(device), Persistent: persistent, EFI: mode == driver.BootModeUEFI, KeepValidBit: keep,
 	})
+	if mode == driver.BootModeBIOS && errors.Is(err, bmc.ErrBootFlagsRefused) {
+		if t.Log != nil {
+			t.Log.Warn("the BMC refused the boot device; going on, as Ironic does in BIOS mode (ipmitool chassis bootdev exits 0)",
+				"bmc", in.target.String(), "device", device, "error", err)
+		}
+		return nil
+	}
+	return err
 }
 
 // BootDevice reads the boot device back (parameter 5); "" when the BMC
@@ -372,4 +386,19 @@ func (m Management) BootDevice(ctx context.Context, t *driver.Task) (string, boo
 		return "", false, err
 	}
 	return string(f.Device), f.Persistent, nil
+}
+
+// DetectVendor is the BMC's manufacturer as Ironic's detect_vendor gives
+// it: ipmitool's "Manufacturer Name" of `mc info` (Get Device ID's
+// manufacturer ID, named by the IANA registry), lower-cased.
+func (m Management) DetectVendor(ctx context.Context, t *driver.Task) (string, error) {
+	in, err := parseDriverInfo(t.Node)
+	if err != nil {
+		return "", err
+	}
+	d, err := m.o.Client.DeviceID(ctx, in.target)
+	if err != nil {
+		return "", err
+	}
+	return strings.ToLower(bmc.ManufacturerName(d.ManufacturerID)), nil
 }

@@ -233,3 +233,28 @@ func TestHardwareType_RequiredKeysAreValidated(t *testing.T) {
 		}
 	}
 }
+
+// A BMC that refuses the boot flags (ipmi_sim set up for QEMU answers
+// 0xcc): in BIOS mode, persistent or not, the boot goes on with a warning,
+// as Ironic's `ipmitool chassis bootdev` (exit 0); in UEFI mode it fails,
+// as Ironic's raw command; the boot timeout is disabled first either way.
+func TestSetBootDevice_RefusedBootFlags(t *testing.T) {
+	sim := ipmisim.Start(t, ipmisim.WithQEMUChassis())
+	_, mgmt := interfaces(t)
+	for _, tc := range []struct {
+		mode       string
+		persistent bool
+		ok         bool
+	}{{"bios", false, true}, {"bios", true, true}, {"uefi", false, false}, {"uefi", true, false}} {
+		var log syncBuffer
+		tk := task(simInfo(sim), baremetal.JSON{"capabilities": "boot_mode:" + tc.mode})
+		tk.Log = slog.New(slog.NewTextHandler(&log, nil))
+		err := mgmt.SetBootDevice(context.Background(), tk, "pxe", tc.persistent)
+		if tc.ok && (err != nil || !strings.Contains(log.String(), "the BMC refused the boot device; going on")) {
+			t.Errorf("%s persistent=%v: %v, log %q; want nil and a warning", tc.mode, tc.persistent, err, log.String())
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "set boot device") || !strings.Contains(err.Error(), "0xcc")) {
+			t.Errorf("%s persistent=%v: %v; want the failure naming the step and 0xcc", tc.mode, tc.persistent, err)
+		}
+	}
+}

@@ -27,10 +27,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"modernc.org/sqlite"               // registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
@@ -73,6 +77,8 @@ type options struct {
 	maxOpenConns    int
 	keepInventories int
 	observe         func(op string, d time.Duration, err error)
+	attempts        int // connection attempts to PostgreSQL; < 0: until ctx ends
+	retryInterval   time.Duration
 }
 
 // An Option configures Open.
@@ -106,13 +112,30 @@ func WithObserver(fn func(op string, d time.Duration, err error)) Option {
 	return func(o *options) { o.observe = fn }
 }
 
+// WithConnectRetries makes Open try to connect to PostgreSQL up to
+// attempts times (forever when negative), waiting interval between two
+// attempts and logging each failure, as oslo.db does at start
+// ([database]max_retries, retry_interval). Only failures that a server
+// coming up later mends are retried: no answer at the address (refused,
+// unreachable, timed out) and PostgreSQL's "starting up" and connection
+// exceptions; a wrong password or a missing database fails at once, and so
+// does every SQLite error. ctx ending stops the retries. The default is one
+// attempt.
+func WithConnectRetries(attempts int, interval time.Duration) Option {
+	return func(o *options) { o.attempts, o.retryInterval = attempts, interval }
+}
+
+// connectAttemptTimeout bounds one connection attempt, so that an address
+// that swallows packets is retried too.
+const connectAttemptTimeout = 30 * time.Second
+
 // Open connects to the database named by connection, a [database]connection
 // URL, and migrates its schema to the current version:
 //
 //	sqlite:///var/lib/ferro/ferro.db
 //	postgresql://ferro:secret@db.example.com/ferro?sslmode=verify-full
 func Open(ctx context.Context, connection string, opts ...Option) (*DB, error) {
-	o := options{log: slog.New(slog.DiscardHandler), now: time.Now, keepInventories: DefaultInventoryHistory}
+	o := options{log: slog.New(slog.DiscardHandler), now: time.Now, keepInventories: DefaultInventoryHistory, attempts: 1}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -169,9 +192,9 @@ func Open(ctx context.Context, connection string, opts ...Option) (*DB, error) {
 		db.write.SetConnMaxIdleTime(5 * time.Minute)
 		db.write.SetConnMaxLifetime(time.Hour)
 		db.read = db.write
-		if err := db.write.PingContext(ctx); err != nil {
+		if err := connectPostgres(ctx, db.write, redact(connection), o); err != nil {
 			db.write.Close()
-			return nil, fmt.Errorf("connect to %s: %w", redact(connection), err)
+			return nil, err
 		}
 	}
 	if err := db.migrate(ctx); err != nil {
@@ -547,4 +570,52 @@ func pingSQLite(ctx context.Context, db *stdsql.DB) error {
 		case <-time.After(delay):
 		}
 	}
+}
+
+// connectPostgres pings the server until it answers, as WithConnectRetries says.
+func connectPostgres(ctx context.Context, db *stdsql.DB, name string, o options) error {
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, connectAttemptTimeout)
+		err := db.PingContext(actx)
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				o.log.Info("database connected", "database", name, "attempts", attempt)
+			}
+			return nil
+		}
+		err = fmt.Errorf("connect to %s: %w", name, err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w (gave up: %w)", err, context.Cause(ctx))
+		}
+		if !retryableConnect(err) || (o.attempts >= 0 && attempt >= o.attempts) {
+			return err
+		}
+		left := "unlimited"
+		if o.attempts >= 0 {
+			left = strconv.Itoa(o.attempts - attempt)
+		}
+		o.log.Warn("database connection failed, retrying", "database", name, "attempt", attempt,
+			"attempts_left", left, "retry_in", o.retryInterval.String(), "error", err)
+		t := time.NewTimer(o.retryInterval)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (gave up: %w)", err, context.Cause(ctx))
+		}
+	}
+}
+
+// retryableConnect reports a connection failure that a server starting
+// later mends: the address did not answer, or PostgreSQL answered that it
+// is starting up (57P03) or with a connection exception (class 08). The
+// rest (authentication, a missing database, TLS) would fail again.
+func retryableConnect(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "57P03" || strings.HasPrefix(pe.Code, "08")
+	}
+	var ne *net.OpError
+	return errors.As(err, &ne)
 }

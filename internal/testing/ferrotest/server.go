@@ -234,6 +234,32 @@ func (s *Server) logTail() string {
 	return l
 }
 
+// WaitLog waits until the server's output contains substr, re-reading it
+// at every write; it fails the test when the process exits first or after
+// timeout.
+func (s *Server) WaitLog(t testing.TB, substr string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		changed := s.out.changed()
+		if strings.Contains(s.Log(), substr) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-s.done:
+			if !strings.Contains(s.Log(), substr) {
+				s.markStopped()
+				t.Fatalf("ferro serve exited (%v) before logging %q:\n%s", exitStatus(s.waitErr), substr, s.logTail())
+			}
+			return
+		case <-deadline.C:
+			t.Fatalf("ferro serve did not log %q within %v:\n%s", substr, timeout, s.logTail())
+		}
+	}
+}
+
 // Pid is the server's process id, e.g. to read its /proc entries.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }
 
@@ -326,14 +352,29 @@ var ports = struct {
 // logBuffer collects a process's output; it is written by exec's copying
 // goroutines and read by the test.
 type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	wake chan struct{} // closed at the next write
 }
 
 func (b *logBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.wake != nil {
+		close(b.wake)
+		b.wake = nil
+	}
 	return b.buf.Write(p)
+}
+
+// changed is closed at the next write.
+func (b *logBuffer) changed() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.wake == nil {
+		b.wake = make(chan struct{})
+	}
+	return b.wake
 }
 
 func (b *logBuffer) String() string {

@@ -68,7 +68,19 @@ type config struct {
 	powerDelay     time.Duration
 	stuck          bool
 	quiet          bool
+	vm             bool
 }
+
+// WithQEMUChassis sets ipmi_sim up as its documentation sets it up for a
+// QEMU machine (OpenIPMI's README.vm and ipmi_lan(5)): a "serial 15 … codec
+// VM" channel and a startcmd, no chassis_control. The startcmd here is a
+// stand-in for QEMU that connects to that channel as QEMU's
+// ipmi-bmc-extern chardev does, and power off kills it — and, as with the
+// documented setup, ipmi_sim answers Set System Boot Options parameter 5
+// (the boot device) with completion code 0xcc, invalid data field.
+// PowerOn reads whether the stand-in runs (ipmi_sim itself reports on as
+// soon as it started it); BootDevice has nothing to read.
+func WithQEMUChassis() Option { return func(c *config) { c.vm = true } }
 
 // WithQuiet runs ipmi_sim without message debugging (for benchmarks):
 // Messages and Sessions then see nothing.
@@ -209,6 +221,24 @@ set)
 esac
 `
 
+// vmScript is WithQEMUChassis's startcmd: it records its pid (kept
+// through exec) and holds a connection to the VM channel, as QEMU would,
+// until ipmi_sim kills it at power off.
+const vmScript = `#!/bin/bash
+echo $$ > %[1]q
+exec 3<>/dev/tcp/%[2]s/%[3]d
+exec cat <&3 >/dev/null
+`
+
+func freeTCPPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free TCP port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
 func (s *Sim) write(cfg config) error {
 	power := "0"
 	if cfg.powerOn {
@@ -225,6 +255,24 @@ func (s *Sim) write(cfg config) error {
 	for _, v := range []string{cfg.user, cfg.password} {
 		if v == "" || strings.ContainsAny(v, "\" \t\n\\") {
 			return fmt.Errorf("user name and password must be plain words, got %q", v)
+		}
+	}
+	chassis := fmt.Sprintf(`  chassis_control "%s 0x20"
+`, filepath.Join(s.dir, "chassis.sh"))
+	if cfg.vm {
+		vmPort, err := freeTCPPort()
+		if err != nil {
+			return err
+		}
+		chassis = fmt.Sprintf(`  serial 15 %[1]s %[2]d codec VM
+  startcmd "%[3]s"
+  startnow %[4]v
+  poweroff_wait 1
+  kill_wait 1
+`, s.Address, vmPort, filepath.Join(s.dir, "vm.sh"), cfg.powerOn)
+		vm := fmt.Sprintf(vmScript, filepath.Join(s.dir, "vm.pid"), s.Address, vmPort)
+		if err := os.WriteFile(filepath.Join(s.dir, "vm.sh"), []byte(vm), 0o700); err != nil {
+			return err
 		}
 	}
 	files := map[string]string{
@@ -246,9 +294,8 @@ set_working_mc 0x20
     allowed_auths_admin md5 straight
     guid a123456789abcdefa123456789abcdef
   endlan
-  chassis_control "%s 0x20"
-  user 2 true "%s" "%s" admin 10 md5 straight
-`, s.Address, s.Port, filepath.Join(s.dir, "chassis.sh"), cfg.user, cfg.password),
+%s  user 2 true "%s" "%s" admin 10 md5 straight
+`, s.Address, s.Port, chassis, cfg.user, cfg.password),
 	}
 	for name, content := range files {
 		mode := os.FileMode(0o600)
@@ -330,9 +377,25 @@ func (s *Sim) stop() {
 	}
 }
 
-// PowerOn reports the chassis power state the simulator holds.
+// PowerOn reports the chassis power state the simulator holds (with
+// WithQEMUChassis: whether the QEMU stand-in runs).
 func (s *Sim) PowerOn(t testing.TB) bool {
 	t.Helper()
+	if _, err := os.Stat(filepath.Join(s.dir, "vm.sh")); err == nil {
+		b, err := os.ReadFile(filepath.Join(s.dir, "vm.pid"))
+		if errors.Is(err, os.ErrNotExist) {
+			return false
+		} else if err != nil {
+			t.Fatalf("ipmisim: %v", err)
+		}
+		// Running, not a zombie ipmi_sim has yet to reap.
+		stat, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(b)), "stat"))
+		if err != nil {
+			return false
+		}
+		_, rest, _ := strings.Cut(string(stat), ") ")
+		return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
+	}
 	return s.read(t, "power") == "1"
 }
 

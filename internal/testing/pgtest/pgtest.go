@@ -142,7 +142,19 @@ type Cluster struct {
 
 // StartCluster creates a cluster in a temporary directory and starts its
 // server. Stop stops it and removes the directory.
-func StartCluster() (*Cluster, error) {
+func StartCluster() (*Cluster, error) { return startCluster(0) }
+
+// StartClusterOn is StartCluster on the given port of 127.0.0.1, e.g. one a
+// client was told before the server existed; URL(port, "postgres") reaches
+// it. A port taken meanwhile is an error.
+func StartClusterOn(port int) (*Cluster, error) { return startCluster(port) }
+
+// URL is the URL of database db on a cluster listening on port.
+func URL(port int, db string) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", port, db)
+}
+
+func startCluster(port int) (*Cluster, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -167,11 +179,11 @@ func StartCluster() (*Cluster, error) {
 	// The port is free when chosen but may be taken before the server binds
 	// it; try another then.
 	for attempt := 0; ; attempt++ {
-		err = c.start(bin, cred)
+		err = c.start(bin, cred, port)
 		if err == nil {
 			return c, nil
 		}
-		if attempt == 4 || !strings.Contains(err.Error(), "could not bind") {
+		if port != 0 || attempt == 4 || !strings.Contains(err.Error(), "could not bind") {
 			os.RemoveAll(dir)
 			return nil, err
 		}
@@ -240,10 +252,12 @@ func (c *Cluster) initdb(bin string, cred *syscall.Credential) error {
 	return nil
 }
 
-func (c *Cluster) start(bin string, cred *syscall.Credential) error {
-	port, err := freePort()
-	if err != nil {
-		return err
+func (c *Cluster) start(bin string, cred *syscall.Credential, port int) error {
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return err
+		}
 	}
 	cmd, err := c.command(bin, cred, "postgres",
 		"-D", filepath.Join(c.dir, "data"),
@@ -295,9 +309,7 @@ func closeLog(cmd *exec.Cmd) {
 	}
 }
 
-func (c *Cluster) dsn(db string) string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, db)
-}
+func (c *Cluster) dsn(db string) string { return URL(c.port, db) }
 
 // CreateDatabase creates a new, empty database and returns its URL and a
 // function that drops it.

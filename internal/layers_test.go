@@ -45,10 +45,12 @@ var floors = map[string]int{
 	"internal/dhcpopt": vocabulary, "internal/jsonlimit": vocabulary, "internal/pyjson": vocabulary,
 	"internal/inventory": vocabulary, "internal/lldp": vocabulary, "internal/rootdevice": vocabulary,
 	"internal/config": vocabulary, "internal/service": vocabulary, "internal/netns": vocabulary,
+	"internal/scrub": vocabulary,
 
 	"internal/store": parts, "internal/store/": parts, "internal/openstack": parts, "internal/neutron": parts,
 	"internal/bmc/": parts, "internal/ramdisk": parts, "internal/vbmc": parts, "internal/netboot/": parts,
 	"internal/auth": parts, "internal/agent": parts, "internal/testing/": parts,
+	"internal/localfile": parts,
 
 	"internal/driver": driverAPI,
 

@@ -48,7 +48,7 @@ type Disk struct {
 // Hardware reads processors, memory, NICs and disks of the System.
 func (c *Client) Hardware(ctx context.Context, ep Endpoint) (*Hardware, error) {
 	var hw *Hardware
-	err := c.withSystem(ctx, ep, "read hardware", func(api *gofish.APIClient, sys *schemas.ComputerSystem) error {
+	err := c.withSystem(ctx, ep, "read hardware", func(_ *remote, sys *schemas.ComputerSystem) error {
 		h, err := readHardware(sys)
 		hw = h
 		return err

@@ -83,6 +83,7 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 	// One deploy image cache for every boot interface: two nodes needing
 	// the same download wait for one another.
 	images := deployimage.New(deployimage.Options{AllowedPaths: cfg.Conductor.FileURLAllowedPaths,
+		RedirectHosts: cfg.Conductor.ImageRedirectHosts,
 		DefaultKernel: cfg.Conductor.DeployKernel, DefaultRamdisk: cfg.Conductor.DeployRamdisk,
 		CacheSize: int64(cfg.PXE.ImageCacheSize) << 20})
 	if err := pxe.Register(reg, pxeOptions(cfg, images, dhcp)); err != nil {

@@ -168,6 +168,10 @@ type Conductor struct {
 	ConductorGroup              string   `ini:"conductor_group"`
 	// GracefulShutdownTimeout bounds how long SIGTERM waits for running tasks, in seconds.
 	GracefulShutdownTimeout int `ini:"graceful_shutdown_timeout"`
+	// ImageRedirectHosts are the hosts (host or host:port) an http(s)
+	// deploy image download may be redirected to besides the image URL's
+	// own origin. ferro's option; Ironic follows every redirect.
+	ImageRedirectHosts []string `ini:"image_redirect_hosts" delim:","`
 }
 
 // Inspector is [inspector]: both the inspector service's listener and the

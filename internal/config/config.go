@@ -6,6 +6,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"reflect"
 	"slices"
@@ -670,6 +671,33 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// Secrets returns the values of every secret option (passwords, tokens,
+// the password of a database URL): what ferro's clients scrub from the
+// text servers send back, whoever echoes it.
+func (c *Config) Secrets() []string {
+	var out []string
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := range t.NumField() {
+		sv := v.Field(i)
+		for _, f := range optionFields(sv.Type()) {
+			val, _ := sv.FieldByIndex(f.Index).Interface().(string)
+			switch {
+			case val == "":
+			case f.Tag.Get("secret") == "true":
+				out = append(out, val)
+			case f.Tag.Get("secret") == "connection":
+				if u, err := url.Parse(val); err == nil && u.User != nil {
+					if p, ok := u.User.Password(); ok && p != "" {
+						out = append(out, p)
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Options returns every option as "[section]name" with its current value,

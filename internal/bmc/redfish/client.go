@@ -369,7 +369,7 @@ const (
 // does not say whether the path is missing, unreadable, a device or
 // without certificates.
 var ErrCABundle = fmt.Errorf("driver_info[redfish_verify_ca] does not name a readable CA bundle: "+
-	"a regular file of PEM certificates of at most %d KiB, or a directory of at most %d such files", maxCAFile>>10, maxCAEntries)
+	"a regular file of PEM certificates of at most %d MiB, or a directory of at most %d such files", maxCAFile>>20, maxCAEntries)
 
 // caPool reads a CA bundle file, or the regular files of a directory of
 // them (as OpenSSL's CApath, which Ironic hands the directory to; ferro

@@ -126,8 +126,14 @@ func TestHostile_EchoedCredentialsAreScrubbed(t *testing.T) {
 // A body that never ends is cut at the bound: the client fails, having
 // read a few MiB, not what the BMC would send.
 func TestHostile_EndlessBodyIsCut(t *testing.T) {
+	for _, asError := range []bool{false, true} {
+		testEndlessBody(t, asError)
+	}
+}
+
+func testEndlessBody(t *testing.T, asError bool) {
 	h := redfishtest.NewHostile(t)
-	h.Set(func(h *redfishtest.Hostile) { h.EndlessSystem = true })
+	h.Set(func(h *redfishtest.Hostile) { h.EndlessSystem, h.EndlessError = !asError, asError })
 	c, _ := client(t, 1)
 	ep := redfish.Endpoint{Address: h.URL, Username: redfishtest.User, Password: hostilePassword, AuthType: redfish.AuthBasic,
 		SystemID: redfishtest.HostileSystemPath}

@@ -39,8 +39,9 @@ type Hostile struct {
 	// FailSystem answers the System with 500 (quoting, with
 	// EchoCredentials, the credentials).
 	FailSystem bool
-	// EndlessSystem sends the System as a body that never ends.
-	EndlessSystem bool
+	// EndlessSystem sends the System as a JSON body that never ends;
+	// EndlessError answers it with a 500 whose text body never ends.
+	EndlessSystem, EndlessError bool
 	// EndlessSent counts the bytes sent of endless bodies.
 	EndlessSent int64
 
@@ -89,10 +90,11 @@ func (h *Hostile) serve(w http.ResponseWriter, r *http.Request) {
 	p := strings.TrimRight(r.URL.Path, "/")
 	h.Requests = append(h.Requests, HostileRequest{Method: r.Method, Path: r.URL.RequestURI(),
 		Authorization: r.Header.Get("Authorization"), Token: r.Header.Get("X-Auth-Token")})
-	endless := h.EndlessSystem && p == HostileSystemPath && r.Method == http.MethodGet
+	endless := (h.EndlessSystem || h.EndlessError) && p == HostileSystemPath && r.Method == http.MethodGet
+	asError := h.EndlessError
 	h.mu.Unlock()
 	if endless {
-		h.endless(w)
+		h.endless(w, asError)
 		return
 	}
 	h.mu.Lock()
@@ -177,11 +179,16 @@ func (h *Hostile) fail(w http.ResponseWriter, r *http.Request, code int) {
 
 // endless writes a JSON body that never ends, until the client goes away
 // (or 1 GiB, so that a broken client does not take the machine with it).
-func (h *Hostile) endless(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(200)
+func (h *Hostile) endless(w http.ResponseWriter, asError bool) {
 	chunk := []byte(strings.Repeat("A", 64<<10))
-	io.WriteString(w, `{"@odata.id":"`+HostileSystemPath+`","Id":"1","Name":"`)
+	if asError {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusInternalServerError)
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(200)
+		io.WriteString(w, `{"@odata.id":"`+HostileSystemPath+`","Id":"1","Name":"`)
+	}
 	for sent := int64(0); sent < 1<<30; sent += int64(len(chunk)) {
 		if _, err := w.Write(chunk); err != nil {
 			break

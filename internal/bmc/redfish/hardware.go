@@ -201,10 +201,17 @@ func readStorage(sys *schemas.ComputerSystem, hw *Hardware) {
 	storages, err := sys.Storage()
 	skip("Storage", err)
 	var volumes, drives []int64
+	seen := map[string]bool{}
 	for _, s := range storages {
 		ds, err := s.Drives()
 		skip("Drives of "+s.ODataID, err)
 		for _, d := range ds {
+			// One drive linked many times (an Intel S2600 lists its only
+			// drive 32 times) or by two controllers is one disk.
+			if d.ODataID != "" && seen[d.ODataID] {
+				continue
+			}
+			seen[d.ODataID] = true
 			size := int64(gofish.Deref(d.CapacityBytes))
 			if d.CapacityBytes != nil {
 				drives = append(drives, size)

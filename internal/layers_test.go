@@ -45,6 +45,7 @@ var floors = map[string]int{
 	"internal/dhcpopt": vocabulary, "internal/jsonlimit": vocabulary, "internal/reportbudget": vocabulary, "internal/pyjson": vocabulary,
 	"internal/inventory": vocabulary, "internal/lldp": vocabulary, "internal/rootdevice": vocabulary, "internal/hardware": vocabulary, "internal/progress": vocabulary,
 	"internal/config": vocabulary, "internal/service": vocabulary, "internal/netns": vocabulary,
+	"internal/scrub": vocabulary,
 
 	"internal/store": parts, "internal/store/": parts, "internal/openstack": parts, "internal/neutron": parts,
 	"internal/bmc/": parts, "internal/ramdisk": parts, "internal/vbmc": parts, "internal/netboot/": parts,
@@ -52,6 +53,7 @@ var floors = map[string]int{
 	// The processing pipeline: the inspector service and the agent inspect
 	// interface (a driver) both run it.
 	"internal/inspection": parts, "internal/inspection/": parts,
+	"internal/localfile": parts,
 
 	"internal/driver": driverAPI,
 	// Metrics count what the driver API, the store and the states name.

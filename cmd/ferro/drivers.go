@@ -20,6 +20,7 @@ import (
 	rfdriver "github.com/ferrometal/ferro/internal/driver/redfish"
 	"github.com/ferrometal/ferro/internal/driver/redfish/vmedia"
 	"github.com/ferrometal/ferro/internal/neutron"
+	"github.com/ferrometal/ferro/internal/scrub"
 	"github.com/ferrometal/ferro/internal/store"
 )
 
@@ -61,7 +62,7 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 	// inspection network, which is then a validation error.
 	var nc *neutron.Client
 	if cfg.Neutron.URL != "" || cfg.Neutron.AuthURL != "" {
-		c, err := neutron.New(neutron.Options{URL: cfg.Neutron.URL, Auth: clientAuth(cfg.Neutron.ClientAuth),
+		c, err := neutron.New(neutron.Options{URL: cfg.Neutron.URL, Auth: clientAuth(cfg, cfg.Neutron.ClientAuth),
 			Retries: cfg.Neutron.Retries, Timeout: seconds(cfg.Neutron.Timeout), Log: log})
 		if err != nil {
 			return nil, fmt.Errorf("neutron client: %w", err)
@@ -83,6 +84,7 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 	// One deploy image cache for every boot interface: two nodes needing
 	// the same download wait for one another.
 	images := deployimage.New(deployimage.Options{AllowedPaths: cfg.Conductor.FileURLAllowedPaths,
+		RedirectHosts: cfg.Conductor.ImageRedirectHosts,
 		DefaultKernel: cfg.Conductor.DeployKernel, DefaultRamdisk: cfg.Conductor.DeployRamdisk,
 		CacheSize: int64(cfg.PXE.ImageCacheSize) << 20})
 	if err := pxe.Register(reg, pxeOptions(cfg, images, dhcp)); err != nil {
@@ -119,6 +121,7 @@ func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, i
 		CacheSize:               rc.ConnectionCacheSize,
 		Log:                     log,
 		WrapTransport:           obs.redfish(),
+		Secrets:                 scrub.New(cfg.Secrets()...),
 	})
 	o := rfdriver.Options{Client: client, AuthType: rc.AuthType, DefaultBootMode: cfg.Deploy.DefaultBootMode, Log: log}
 	reg.RegisterPower("redfish", rfdriver.NewPower(o))

@@ -12,6 +12,7 @@ import (
 	"github.com/ferrometal/ferro/internal/driver/pxe"
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/openstack"
+	"github.com/ferrometal/ferro/internal/scrub"
 	"github.com/ferrometal/ferro/internal/store"
 )
 
@@ -19,9 +20,10 @@ import (
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
 
 // clientAuth maps a section's client credentials onto the outbound-client
-// factory's options; the client sets the section, endpoint and service type.
-func clientAuth(a config.ClientAuth) openstack.Options {
-	return openstack.Options{
+// factory's options, with ferro's own secrets to scrub from what servers
+// answer; the client sets the section, endpoint and service type.
+func clientAuth(cfg *config.Config, a config.ClientAuth) openstack.Options {
+	return openstack.Options{Secrets: scrub.New(cfg.Secrets()...),
 		AuthType: a.AuthType, Username: a.Username, Password: a.Password, AuthURL: a.AuthURL,
 		ProjectName: a.ProjectName, UserDomainName: a.UserDomainName, ProjectDomainName: a.ProjectDomainName,
 		SystemScope: a.SystemScope, Token: a.Token, RegionName: a.RegionName, CAFile: a.CAFile, Insecure: a.Insecure,

@@ -412,7 +412,7 @@ func listen(addr string, h http.Handler, tlsConf *tls.Config, lim limits, log *s
 // inspector: [inspector]endpoint_override, else the same-process inspector
 // through its handler (no socket), else none.
 func inspectorClient(cfg *config.Config, local http.Handler) (inspect.Client, error) {
-	o := inspect.ClientOptions{Endpoint: cfg.Inspector.EndpointOverride, Auth: clientAuth(cfg.Inspector.ClientAuth)}
+	o := inspect.ClientOptions{Endpoint: cfg.Inspector.EndpointOverride, Auth: clientAuth(cfg, cfg.Inspector.ClientAuth)}
 	if o.Endpoint == "" {
 		if local == nil {
 			return nil, nil
@@ -428,7 +428,7 @@ func inspectorClient(cfg *config.Config, local http.Handler) (inspect.Client, er
 // has the API role.
 func inspectorBareMetal(cfg *config.Config, db store.Store, cond func() *conductor.Conductor, hasAPI bool) (inspector.BareMetal, error) {
 	if cfg.Ironic.EndpointOverride != "" {
-		return inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: cfg.Ironic.EndpointOverride, Auth: clientAuth(cfg.Ironic.ClientAuth)})
+		return inspector.NewHTTPBareMetal(inspector.HTTPOptions{Endpoint: cfg.Ironic.EndpointOverride, Auth: clientAuth(cfg, cfg.Ironic.ClientAuth)})
 	}
 	if !hasAPI {
 		return nil, errors.New("the inspector role without the api role needs [ironic]endpoint_override")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"reflect"
 	"regexp"
@@ -186,6 +187,10 @@ type Conductor struct {
 	ConductorGroup              string   `ini:"conductor_group"`
 	// GracefulShutdownTimeout bounds how long SIGTERM waits for running tasks, in seconds.
 	GracefulShutdownTimeout int `ini:"graceful_shutdown_timeout"`
+	// ImageRedirectHosts are the hosts (host or host:port) an http(s)
+	// deploy image download may be redirected to besides the image URL's
+	// own origin. ferro's option; Ironic follows every redirect.
+	ImageRedirectHosts []string `ini:"image_redirect_hosts" delim:","`
 }
 
 // Inspector is [inspector]: both the inspector service's listener and the
@@ -785,6 +790,33 @@ type problemsError struct{ problems []string }
 
 func (e *problemsError) Error() string {
 	return "invalid configuration: " + strings.Join(e.problems, "; ")
+}
+
+// Secrets returns the values of every secret option (passwords, tokens,
+// the password of a database URL): what ferro's clients scrub from the
+// text servers send back, whoever echoes it.
+func (c *Config) Secrets() []string {
+	var out []string
+	v := reflect.ValueOf(c).Elem()
+	t := v.Type()
+	for i := range t.NumField() {
+		sv := v.Field(i)
+		for _, f := range optionFields(sv.Type()) {
+			val, _ := sv.FieldByIndex(f.Index).Interface().(string)
+			switch {
+			case val == "":
+			case f.Tag.Get("secret") == "true":
+				out = append(out, val)
+			case f.Tag.Get("secret") == "connection":
+				if u, err := url.Parse(val); err == nil && u.User != nil {
+					if p, ok := u.User.Password(); ok && p != "" {
+						out = append(out, p)
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Options returns every option as "[section]name" with its current value,

@@ -81,6 +81,19 @@ var CommonProperties = []Property{
 	{Name: "agent_verify_ca", Description: "Either a Boolean value, a path to a CA_BUNDLE file or directory with certificates of trusted CAs. If set to True ironic will verify the agent's certificate; if False the driver will ignore verifying the SSL certificate. If it's a path the driver will use the specified certificate or one of the certificates in the directory. Defaults to True. Optional"},
 }
 
+// SecretValues returns the non-empty string values of driver_info keys
+// that props mark Secret: what a client scrubs from the answers of the
+// servers it sends them to.
+func SecretValues(props []Property, driverInfo map[string]any) []string {
+	var out []string
+	for _, p := range props {
+		if s, ok := driverInfo[p.Name].(string); ok && p.Secret && s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // MissingProperties names the Required properties driver_info lacks (an
 // absent key, null or ""), in the order of props.
 func MissingProperties(props []Property, driverInfo map[string]any) []string {

@@ -6,11 +6,13 @@
 package openstack
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -18,6 +20,8 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack"
+
+	"github.com/ferrometal/ferro/internal/scrub"
 )
 
 // Options is one client section.
@@ -47,6 +51,10 @@ type Options struct {
 	Transport http.RoundTripper
 	// RetryFunc is gophercloud's retry hook.
 	RetryFunc gophercloud.RetryFunc
+	// Secrets are ferro's own (every password of its configuration),
+	// scrubbed, with this client's password and tokens, from the error
+	// answers of the servers it talks to.
+	Secrets scrub.Secrets
 }
 
 // keystone reports whether the auth type is a Keystone one.
@@ -95,6 +103,7 @@ func New(ctx context.Context, o Options) (*gophercloud.ServiceClient, error) {
 		}
 		hc = *c
 	}
+	hc.Transport = scrubbing{next: hc.Transport, secrets: o.Secrets.With(o.Token).WithBasic(o.Username, o.Password)}
 	var pc *gophercloud.ProviderClient
 	sc := &gophercloud.ServiceClient{Type: o.ServiceType}
 	switch o.AuthType {
@@ -166,6 +175,47 @@ func New(ctx context.Context, o Options) (*gophercloud.ServiceClient, error) {
 	sc.ProviderClient = pc
 	sc.Endpoint = gophercloud.NormalizeURL(o.Endpoint)
 	return sc, nil
+}
+
+// maxErrorBody bounds an error answer read from an OpenStack service.
+const maxErrorBody = 1 << 20
+
+// scrubbing is the transport under every OpenStack client: an error
+// answer (Keystone's, Neutron's, the inspector's) reaches gophercloud, and
+// so its errors, last_error and the logs, with the secrets this client
+// sent (its password, the tokens of the request) and ferro's own replaced
+// by ***, and at most 1 MiB of it.
+type scrubbing struct {
+	next    http.RoundTripper
+	secrets scrub.Secrets
+}
+
+func (t scrubbing) RoundTrip(req *http.Request) (*http.Response, error) {
+	next := t.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	resp, err := next.RoundTrip(req)
+	if err != nil || resp.StatusCode < 400 || resp.Body == nil {
+		return resp, err
+	}
+	secrets := t.secrets
+	for _, h := range []string{"X-Auth-Token", "X-Subject-Token", "X-Service-Token"} {
+		secrets = secrets.With(req.Header.Get(h))
+	}
+	if u, p, ok := req.BasicAuth(); ok {
+		secrets = secrets.WithBasic(u, p)
+	}
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+	if rerr != nil {
+		body = append(body, []byte(" (the answer could not be read: "+rerr.Error()+")")...)
+	}
+	body = secrets.Bytes(body)
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	resp.Header.Del("Content-Length")
+	return resp, nil
 }
 
 // authOptions are gophercloud's options for the Keystone auth types.

@@ -6,6 +6,14 @@
 // (counts sent as strings, no Memory collection, a one-time boot override
 // that reads back as Continuous, a reset that takes seconds to show).
 //
+// Everything a BMC names stays on the BMC: each link (@odata.id, the
+// session Location, action targets, redirects) is resolved against the
+// origin of redfish_address before a request exists, and the transport
+// refuses any request for another scheme, host or port, so credentials
+// and the session token reach the BMC only. Every answer is bounded, and
+// the BMC's error messages are quoted once, shortened and scrubbed of
+// every secret the client knows.
+//
 // It is built on gofish's generated schemas; what gofish decodes too
 // strictly is repaired in the HTTP transport.
 package redfish
@@ -22,13 +30,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/stmcginnis/gofish"
 	"github.com/stmcginnis/gofish/schemas"
+
+	"github.com/ferrometal/ferro/internal/localfile"
+	"github.com/ferrometal/ferro/internal/scrub"
 )
 
 // Options configure a Client. Zero values take Ironic's defaults.
@@ -48,6 +59,10 @@ type Options struct {
 	// WrapTransport, when set, wraps every BMC connection's HTTP
 	// transport (metrics count and time the requests there).
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// Secrets are ferro's own (the passwords of its configuration), removed
+	// from anything a BMC sends before it becomes an error or a log line;
+	// each Endpoint adds its own.
+	Secrets scrub.Secrets
 }
 
 // Defaults, as Ironic's [redfish] options.
@@ -71,8 +86,14 @@ type Client struct {
 type conn struct {
 	key      string
 	api      *gofish.APIClient
+	origin   origin
 	st       *stats
 	lastUsed time.Time
+	// session is the path to DELETE at logout ("": basic auth, or a
+	// Location that was not on the origin).
+	session string
+	// token is the session's, scrubbed from what the BMC sends back.
+	token string
 }
 
 // New returns a Client.
@@ -103,7 +124,7 @@ func (c *Client) Close() {
 	c.conns = map[string]*conn{}
 	c.mu.Unlock()
 	for _, cn := range conns {
-		cn.api.Logout()
+		cn.logout()
 	}
 }
 
@@ -118,35 +139,11 @@ func cacheKey(ep Endpoint) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Error is a failed operation on a BMC: it names the BMC and the step.
-type Error struct {
-	BMC  string
-	Step string
-	Err  error
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("redfish BMC %s: %s: %v", e.BMC, e.Step, e.Err) }
-func (e *Error) Unwrap() error { return e.Err }
-
-// ErrUnauthorized is wrapped when the BMC refuses the credentials.
-var ErrUnauthorized = errors.New("the BMC refused the credentials (HTTP 401)")
-
-// ErrNotFound is wrapped when a System, Manager or device does not exist.
-var ErrNotFound = errors.New("not found")
-
-// status returns the HTTP status of a gofish error, or 0.
-func status(err error) int {
-	var re *schemas.Error
-	if errors.As(err, &re) {
-		return re.HTTPReturnedStatusCode
-	}
-	return 0
-}
-
 // retryable reports whether another attempt may succeed: the connection
 // failed or the BMC answered 5xx.
 func retryable(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || certError(err) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || certError(err) ||
+		errors.Is(err, ErrOffOrigin) || errors.Is(err, errBodyTooLarge) {
 		return false
 	}
 	if s := status(err); s >= 500 {
@@ -172,17 +169,24 @@ func certError(err error) bool {
 // and 5xx are retried with backoff up to ConnectionAttempts; a 401 on a
 // cached connection (an expired session) drops it and reconnects once.
 // What the transport saw decides, not only the error: gofish folds the
-// errors of collection members into a plain message.
-func (c *Client) do(ctx context.Context, ep Endpoint, step string, fn func(api *gofish.APIClient) error) error {
+// errors of collection members into a plain message. m, when not nil,
+// remembers the reads across the attempts (only failures are asked again).
+func (c *Client) do(ctx context.Context, ep Endpoint, step string, m *memo, fn func(r *remote) error) error {
 	wait := c.opts.ConnectionRetryInterval
 	renewed := false
+	secrets := c.secrets(ep)
+	fail := func(err error) error { return &Error{BMC: ep.Address, Step: step, Err: err, secrets: secrets} }
 	var err error
 	for attempt := 1; ; attempt++ {
 		cn, cached, st, cerr := c.conn(ctx, ep)
 		before := st.snapshot()
 		err = cerr
 		if err == nil {
-			err = fn(cn.api.WithContext(ctx))
+			secrets = secrets.With(cn.token)
+			if m != nil {
+				m.forgetFailures()
+			}
+			err = flatten(fn(newRemote(cn.api.WithContext(ctx), cn.origin, m)))
 		}
 		seen := st.snapshot().since(before)
 		unauthorized := err != nil && (status(err) == http.StatusUnauthorized || seen.unauthorized > 0)
@@ -199,7 +203,7 @@ func (c *Client) do(ctx context.Context, ep Endpoint, step string, fn func(api *
 			return nil
 		}
 		if unauthorized {
-			return &Error{BMC: ep.Address, Step: step, Err: fmt.Errorf("%w: check redfish_username and redfish_password", ErrUnauthorized)}
+			return fail(fmt.Errorf("%w: check redfish_username and redfish_password", ErrUnauthorized))
 		}
 		again := retryable(err) || (ctx.Err() == nil && (seen.serverErrors > 0 || seen.netErrors > 0))
 		if !again || attempt >= c.opts.ConnectionAttempts {
@@ -209,15 +213,22 @@ func (c *Client) do(ctx context.Context, ep Endpoint, step string, fn func(api *
 			break
 		}
 		c.log.WarnContext(ctx, "redfish request failed, retrying", "bmc", ep.Address, "step", step,
-			"attempt", attempt, "wait", wait, "error", err)
+			"attempt", attempt, "wait", wait, "error", secrets.Text(err.Error()))
 		select {
 		case <-ctx.Done():
-			return &Error{BMC: ep.Address, Step: step, Err: fmt.Errorf("%w (last error: %v)", ctx.Err(), err)}
+			return fail(fmt.Errorf("%w (last error: %v)", ctx.Err(), err))
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 30*time.Second)
 	}
-	return &Error{BMC: ep.Address, Step: step, Err: err}
+	return fail(err)
+}
+
+// secrets are what the client must never repeat from a BMC of ep: ferro's
+// own, the node's driver_info secrets and its credentials, also as a Basic
+// Authorization header.
+func (c *Client) secrets(ep Endpoint) scrub.Secrets {
+	return scrub.Join(c.opts.Secrets, scrub.New(ep.Secrets...).WithBasic(ep.Username, ep.Password))
 }
 
 // conn returns the cached connection for ep or makes one; cached says
@@ -233,16 +244,16 @@ func (c *Client) conn(ctx context.Context, ep Endpoint) (*conn, bool, *stats, er
 	c.mu.Unlock()
 
 	st := &stats{}
-	api, err := c.connect(ctx, ep, st)
+	cn, err := c.connect(ctx, ep, st)
 	if err != nil {
 		return nil, false, st, err
 	}
-	cn := &conn{key: key, api: api, st: st, lastUsed: time.Now()}
+	cn.key, cn.lastUsed = key, time.Now()
 	c.mu.Lock()
 	if old, ok := c.conns[key]; ok {
 		// Another task logged in meanwhile: keep one session.
 		c.mu.Unlock()
-		go api.Logout()
+		go cn.logout()
 		return old, false, old.st, nil
 	}
 	if len(c.conns) >= c.opts.CacheSize {
@@ -253,7 +264,7 @@ func (c *Client) conn(ctx context.Context, ep Endpoint) (*conn, bool, *stats, er
 			}
 		}
 		delete(c.conns, oldest.key)
-		go oldest.api.Logout()
+		go oldest.logout()
 	}
 	c.conns[key] = cn
 	c.mu.Unlock()
@@ -271,33 +282,65 @@ func (c *Client) drop(cn *conn) {
 
 // connect logs in: basic auth, a session, or (auto) a session when the
 // service offers one and basic auth otherwise.
-func (c *Client) connect(ctx context.Context, ep Endpoint, st *stats) (*gofish.APIClient, error) {
-	hc, err := c.httpClient(ep, st)
+func (c *Client) connect(ctx context.Context, ep Endpoint, st *stats) (*conn, error) {
+	o, err := newOrigin(ep.Address)
 	if err != nil {
 		return nil, err
 	}
+	hc, err := c.httpClient(ep, o, st)
+	if err != nil {
+		return nil, err
+	}
+	cn := &conn{origin: o, st: st}
+	secrets := c.secrets(ep)
 	cfg := gofish.ClientConfig{
-		Endpoint: ep.Address, Username: ep.Username, Password: ep.Password,
-		HTTPClient: hc, NoModifyTransport: true, ReuseConnections: true,
+		Endpoint: ep.Address, HTTPClient: hc, NoModifyTransport: true, ReuseConnections: true,
 		// Nodes behind one service (a chassis manager, ferro-vbmc) share
 		// this connection; gofish's default of 1 would serialise them.
 		MaxConcurrentRequests: 16,
-		BasicAuth:             ep.AuthType == AuthBasic || ep.Username == "",
+	}
+	basic := ep.AuthType == AuthBasic
+	if ep.Username != "" && !basic {
+		s, err := login(ctx, hc, o, ep)
+		switch {
+		case err == nil:
+			cn.token, cn.session = s.token, s.path
+			if s.refusedLocation != nil {
+				c.log.WarnContext(ctx, "redfish session kept without logout", "bmc", ep.Address, "error", secrets.With(s.token).Text(s.refusedLocation.Error()))
+			}
+			cfg.Session = &gofish.Session{ID: s.path, Token: s.token}
+		case ep.AuthType == AuthAuto && status(err) != http.StatusUnauthorized && !retryable(err) && !errors.Is(err, ErrOffOrigin):
+			// No usable SessionService: Ironic's auto falls back to basic.
+			c.log.InfoContext(ctx, "redfish session login failed, using basic auth", "bmc", ep.Address, "error", secrets.Text(err.Error()))
+			basic = true
+		default:
+			return nil, fmt.Errorf("log in: %w", err)
+		}
+	}
+	if basic && ep.Username != "" {
+		cfg.Username, cfg.Password, cfg.BasicAuth = ep.Username, ep.Password, true
 	}
 	api, err := gofish.ConnectContext(ctx, cfg)
-	if err != nil && ep.AuthType == AuthAuto && !cfg.BasicAuth && status(err) != http.StatusUnauthorized && !retryable(err) {
-		// No usable SessionService: Ironic's auto falls back to basic.
-		c.log.InfoContext(ctx, "redfish session login failed, using basic auth", "bmc", ep.Address, "error", err)
-		cfg.BasicAuth = true
-		api, err = gofish.ConnectContext(ctx, cfg)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, fmt.Errorf("connect: %w", httpError(http.MethodGet, "/redfish/v1/", err))
 	}
-	return api, nil
+	cn.api = api
+	return cn, nil
 }
 
-func (c *Client) httpClient(ep Endpoint, st *stats) (*http.Client, error) {
+// logout deletes the session, when there is one on the origin.
+func (cn *conn) logout() {
+	if cn.session == "" || cn.api == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, _ := newRemote(cn.api.WithContext(ctx), cn.origin, nil).Delete(cn.session)
+	schemas.DeferredCleanupHTTPResponse(resp)
+	cn.api.HTTPClient.CloseIdleConnections()
+}
+
+func (c *Client) httpClient(ep Endpoint, o origin, st *stats) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.ResponseHeaderTimeout = c.opts.RequestTimeout
 	tr.MaxIdleConnsPerHost = 4
@@ -310,39 +353,73 @@ func (c *Client) httpClient(ep Endpoint, st *stats) (*http.Client, error) {
 		tlsCfg.RootCAs = pool
 	}
 	tr.TLSClientConfig = tlsCfg
-	var rt http.RoundTripper = tr
+	var rt http.RoundTripper = guard{origin: o, next: tr}
 	if c.opts.WrapTransport != nil {
 		rt = c.opts.WrapTransport(rt)
 	}
-	return &http.Client{Transport: tolerantTransport{next: rt, st: st}, Timeout: c.opts.RequestTimeout}, nil
+	return &http.Client{
+		Transport:     tolerantTransport{next: rt, st: st},
+		CheckRedirect: o.checkRedirect,
+		Timeout:       c.opts.RequestTimeout,
+	}, nil
 }
 
-// caPool reads a CA bundle file, or every file of a directory of them.
+// Bounds of a CA directory (redfish_verify_ca naming one): entries looked
+// at, and the size of each file and of all of them.
+const (
+	maxCAEntries   = 1024
+	maxCAFile      = 1 << 20
+	maxCADirectory = 16 << 20
+)
+
+// ErrCABundle is every failure of redfish_verify_ca's path: the message
+// does not say whether the path is missing, unreadable, a device or
+// without certificates.
+var ErrCABundle = fmt.Errorf("driver_info[redfish_verify_ca] does not name a readable CA bundle: "+
+	"a regular file of PEM certificates of at most %d MiB, or a directory of at most %d such files", maxCAFile>>20, maxCAEntries)
+
+// caPool reads a CA bundle file, or the regular files of a directory of
+// them (as OpenSSL's CApath, which Ironic hands the directory to; ferro
+// reads every regular file, not only the hashed names, within the bounds
+// above). Devices, FIFOs and subdirectories are skipped, never opened.
 func caPool(path string) (*x509.CertPool, error) {
+	kind, err := localfile.Stat(path)
+	if err != nil {
+		return nil, ErrCABundle
+	}
 	files := []string{path}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		entries, err := os.ReadDir(path)
+	if kind == localfile.Directory {
+		names, err := localfile.Names(path, maxCAEntries)
 		if err != nil {
-			return nil, fmt.Errorf("read CA directory %s: %w", path, err)
+			return nil, ErrCABundle
 		}
+		slices.Sort(names)
 		files = files[:0]
-		for _, e := range entries {
-			if e.Type().IsRegular() {
-				files = append(files, filepath.Join(path, e.Name()))
-			}
+		for _, n := range names {
+			files = append(files, filepath.Join(path, n))
 		}
 	}
 	pool := x509.NewCertPool()
 	found := false
+	total := 0
 	for _, f := range files {
-		pem, err := os.ReadFile(f)
+		if k, err := localfile.Stat(f); err != nil || k != localfile.Regular {
+			continue
+		}
+		pem, err := localfile.Read(f, maxCAFile)
 		if err != nil {
-			return nil, fmt.Errorf("read CA bundle %s: %w", f, err)
+			if kind == localfile.Directory {
+				continue
+			}
+			return nil, ErrCABundle
+		}
+		if total += len(pem); total > maxCADirectory {
+			return nil, ErrCABundle
 		}
 		found = pool.AppendCertsFromPEM(pem) || found
 	}
 	if !found {
-		return nil, fmt.Errorf("CA bundle %s has no PEM certificate", path)
+		return nil, ErrCABundle
 	}
 	return pool, nil
 }

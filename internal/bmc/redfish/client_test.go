@@ -44,12 +44,15 @@ func TestHardware_SloppyCountsAndNoMemoryCollection(t *testing.T) {
 		Manufacturer: "Contoso", Model: "3500RX", SerialNumber: "437XR1138R2", BIOSVersion: "P79 v1.33 (02/28/2015)",
 		CPUs: 16, CPUArch: "x86_64", CPUModel: "Multi-Core Intel(R) Xeon(R) processor 7xxx Series", CPUSockets: 2, CPUMaxMHz: 3700,
 		MemoryMiB: 96 * 1024, MemorySource: "MemorySummary",
-		NICs: []redfish.NIC{{Name: "12446A3B0411", MAC: "12:44:6A:3B:04:11", SpeedMbps: 1000, LinkUp: true},
+		// Only the NIC with Status Enabled and Health OK would get a port.
+		NICs: []redfish.NIC{{Name: "12446A3B0411", MAC: "12:44:6A:3B:04:11", SpeedMbps: 1000, LinkUp: true, Enabled: true},
 			{Name: "12446A3B8890", MAC: "12:44:6A:3B:88:90", SpeedMbps: 10000}},
 		Disks: []redfish.Disk{{Name: "SATA Bay 1", SizeBytes: 8000000000000, Model: "3000GT8", Vendor: "Contoso"},
 			{Name: "SATA Bay 2", SizeBytes: 200000000000, Model: "3000GT7", Vendor: "Contoso"},
 			{Name: "SATA Bay 3", SizeBytes: 2000000000, Model: "3000GT7", Vendor: "Contoso"}},
-		BootMode: "uefi",
+		// The smallest enabled device of at least 4 GiB.
+		LocalBytes: 200000000000, LocalSource: "simple storage",
+		BootMode: "uefi", Fetches: 1, FetchedMost: hw.FetchedMost,
 	}
 	if d := cmp.Diff(want, hw); d != "" {
 		t.Errorf("hardware (-want +got):\n%s", d)

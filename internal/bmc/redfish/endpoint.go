@@ -22,6 +22,10 @@ type Endpoint struct {
 	// CAFile is a CA bundle to verify the BMC with, instead of the system's.
 	CAFile   string
 	AuthType string
+	// Secrets are the node's driver_info secrets (the keys its hardware
+	// type marks Secret), removed, with the password, from whatever the
+	// BMC sends back before it becomes an error or a log line.
+	Secrets []string
 }
 
 // String names the BMC for messages; it never contains the password.

@@ -15,16 +15,16 @@ import (
 
 // system finds the node's System: redfish_system_id as a path, or as a
 // member Id, or the only System when it is not set.
-func system(api *gofish.APIClient, ep Endpoint) (*schemas.ComputerSystem, error) {
+func system(r *remote, ep Endpoint) (*schemas.ComputerSystem, error) {
 	if strings.HasPrefix(ep.SystemID, "/") {
-		sys, err := schemas.GetComputerSystem(api, ep.SystemID)
+		sys, err := schemas.GetComputerSystem(r, ep.SystemID)
 		if status(err) == http.StatusNotFound {
 			return nil, fmt.Errorf("%w: System %s (driver_info[redfish_system_id]) does not exist", ErrNotFound, ep.SystemID)
 		}
 		return sys, err
 	}
-	systems, err := api.Service.Systems()
-	if err != nil {
+	systems, err := r.service.Systems()
+	if err = flatten(err); err != nil {
 		return nil, fmt.Errorf("list Systems: %w", err)
 	}
 	var ids []string
@@ -46,13 +46,18 @@ func system(api *gofish.APIClient, ep Endpoint) (*schemas.ComputerSystem, error)
 }
 
 // withSystem runs fn on the node's System, with do's retries.
-func (c *Client) withSystem(ctx context.Context, ep Endpoint, step string, fn func(api *gofish.APIClient, sys *schemas.ComputerSystem) error) error {
-	return c.do(ctx, ep, step, func(api *gofish.APIClient) error {
-		sys, err := system(api, ep)
+func (c *Client) withSystem(ctx context.Context, ep Endpoint, step string, fn func(r *remote, sys *schemas.ComputerSystem) error) error {
+	return c.withSystemMemo(ctx, ep, step, nil, fn)
+}
+
+// withSystemMemo is withSystem remembering the reads in m.
+func (c *Client) withSystemMemo(ctx context.Context, ep Endpoint, step string, m *memo, fn func(r *remote, sys *schemas.ComputerSystem) error) error {
+	return c.do(ctx, ep, step, m, func(r *remote) error {
+		sys, err := system(r, ep)
 		if err != nil {
 			return err
 		}
-		return fn(api, sys)
+		return fn(r, sys)
 	})
 }
 
@@ -78,7 +83,7 @@ type BootOverride struct {
 // System reads the System's power state, reset types and boot override.
 func (c *Client) System(ctx context.Context, ep Endpoint) (SystemInfo, error) {
 	var info SystemInfo
-	err := c.withSystem(ctx, ep, "get System", func(_ *gofish.APIClient, sys *schemas.ComputerSystem) error {
+	err := c.withSystem(ctx, ep, "get System", func(_ *remote, sys *schemas.ComputerSystem) error {
 		info = systemInfo(sys)
 		return nil
 	})
@@ -110,7 +115,7 @@ func systemInfo(sys *schemas.ComputerSystem) SystemInfo {
 // Reset posts ComputerSystem.Reset with resetType, which must be one the
 // System advertises (when it advertises any).
 func (c *Client) Reset(ctx context.Context, ep Endpoint, resetType string) error {
-	return c.withSystem(ctx, ep, "reset System ("+resetType+")", func(_ *gofish.APIClient, sys *schemas.ComputerSystem) error {
+	return c.withSystem(ctx, ep, "reset System ("+resetType+")", func(_ *remote, sys *schemas.ComputerSystem) error {
 		_, err := sys.Reset(schemas.ResetType(resetType))
 		return err
 	})
@@ -118,12 +123,12 @@ func (c *Client) Reset(ctx context.Context, ep Endpoint, resetType string) error
 
 // SetBoot sets the boot source override. Mode is sent only when not empty.
 func (c *Client) SetBoot(ctx context.Context, ep Endpoint, b BootOverride) error {
-	return c.withSystem(ctx, ep, "set boot override to "+b.Target+"/"+b.Enabled, func(api *gofish.APIClient, sys *schemas.ComputerSystem) error {
+	return c.withSystem(ctx, ep, "set boot override to "+b.Target+"/"+b.Enabled, func(r *remote, sys *schemas.ComputerSystem) error {
 		boot := map[string]any{"BootSourceOverrideTarget": b.Target, "BootSourceOverrideEnabled": b.Enabled}
 		if b.Mode != "" {
 			boot["BootSourceOverrideMode"] = b.Mode
 		}
-		resp, err := api.Patch(sys.ODataID, map[string]any{"Boot": boot})
+		resp, err := r.Patch(sys.ODataID, map[string]any{"Boot": boot})
 		schemas.DeferredCleanupHTTPResponse(resp)
 		return err
 	})
@@ -139,9 +144,10 @@ type VirtualMedia struct {
 
 // cdMedia finds the CD/DVD virtual media devices: the System's own, else
 // those of the Managers that manage it, else of every Manager.
-func cdMedia(api *gofish.APIClient, sys *schemas.ComputerSystem) ([]*schemas.VirtualMedia, error) {
+func cdMedia(r *remote, sys *schemas.ComputerSystem) ([]*schemas.VirtualMedia, error) {
 	var all []*schemas.VirtualMedia
 	vms, err := sys.VirtualMedia()
+	err = flatten(err)
 	if err != nil && status(err) != http.StatusNotFound {
 		return nil, fmt.Errorf("list the System's VirtualMedia: %w", err)
 	}
@@ -149,13 +155,15 @@ func cdMedia(api *gofish.APIClient, sys *schemas.ComputerSystem) ([]*schemas.Vir
 	if len(all) == 0 {
 		managers, err := sys.ManagedBy()
 		if err != nil || len(managers) == 0 {
-			managers, err = api.Service.Managers()
+			managers, err = r.service.Managers()
 		}
+		err = flatten(err)
 		if err != nil {
 			return nil, fmt.Errorf("list Managers: %w", err)
 		}
 		for _, m := range managers {
 			vms, err := m.VirtualMedia()
+			err = flatten(err)
 			if err != nil {
 				if status(err) == http.StatusNotFound {
 					continue
@@ -182,8 +190,8 @@ var ErrNoVirtualMedia = errors.New("the BMC exposes no CD or DVD virtual media f
 // CDs lists the virtual CD/DVD devices of the System.
 func (c *Client) CDs(ctx context.Context, ep Endpoint) ([]VirtualMedia, error) {
 	var out []VirtualMedia
-	err := c.withSystem(ctx, ep, "list virtual media", func(api *gofish.APIClient, sys *schemas.ComputerSystem) error {
-		cds, err := cdMedia(api, sys)
+	err := c.withSystem(ctx, ep, "list virtual media", func(r *remote, sys *schemas.ComputerSystem) error {
+		cds, err := cdMedia(r, sys)
 		if err != nil {
 			return err
 		}
@@ -202,8 +210,8 @@ func (c *Client) CDs(ctx context.Context, ep Endpoint) ([]VirtualMedia, error) {
 
 // InsertCD ejects whatever the first virtual CD holds and inserts image.
 func (c *Client) InsertCD(ctx context.Context, ep Endpoint, image string) error {
-	return c.withSystem(ctx, ep, "insert virtual media", func(api *gofish.APIClient, sys *schemas.ComputerSystem) error {
-		cds, err := cdMedia(api, sys)
+	return c.withSystem(ctx, ep, "insert virtual media", func(r *remote, sys *schemas.ComputerSystem) error {
+		cds, err := cdMedia(r, sys)
 		if err != nil {
 			return err
 		}
@@ -229,8 +237,8 @@ func (c *Client) InsertCD(ctx context.Context, ep Endpoint, image string) error 
 // image keep accepts (nil: all). Ejecting an empty device is skipped, so
 // it is idempotent.
 func (c *Client) EjectCDs(ctx context.Context, ep Endpoint, match func(image string) bool) error {
-	return c.withSystem(ctx, ep, "eject virtual media", func(api *gofish.APIClient, sys *schemas.ComputerSystem) error {
-		cds, err := cdMedia(api, sys)
+	return c.withSystem(ctx, ep, "eject virtual media", func(r *remote, sys *schemas.ComputerSystem) error {
+		cds, err := cdMedia(r, sys)
 		if err != nil {
 			return err
 		}

@@ -2,33 +2,61 @@ package redfish
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
-	"strings"
+	"regexp"
 	"sync/atomic"
 )
 
-// maxBody bounds one response read from a BMC.
-const maxBody = 8 << 20
+// maxBody bounds one response read from a BMC, whatever its type: a
+// Redfish resource is kilobytes; an endless body ends here.
+const maxBody = 4 << 20
+
+// errBodyTooLarge ends the reading of a body past maxBody.
+var errBodyTooLarge = fmt.Errorf("the answer is larger than %d bytes", maxBody)
 
 // numericKeys are DMTF properties that are numbers in the schema but that
 // some BMCs send as JSON strings ("Count": "2"). gofish's typed decoding
 // rejects those, so the transport turns them back into numbers.
-var numericKeys = map[string]bool{
-	"Count": true, "CoreCount": true, "LogicalProcessorCount": true,
-	"TotalCores": true, "TotalThreads": true, "TotalEnabledCores": true,
-	"MaxSpeedMHz": true, "OperatingSpeedMHz": true,
-	"TotalSystemMemoryGiB": true, "TotalSystemPersistentMemoryGiB": true,
-	"CapacityMiB": true, "CapacityBytes": true, "BlockSizeBytes": true,
-	"SpeedMbps": true, "Members@odata.count": true,
+var numericKeys = []string{
+	"Count", "CoreCount", "LogicalProcessorCount",
+	"TotalCores", "TotalThreads", "TotalEnabledCores",
+	"MaxSpeedMHz", "OperatingSpeedMHz",
+	"TotalSystemMemoryGiB", "TotalSystemPersistentMemoryGiB",
+	"CapacityMiB", "CapacityBytes", "BlockSizeBytes",
+	"SpeedMbps", "Members@odata.count",
 }
 
-// tolerantTransport repairs sloppy JSON from a BMC (numbers sent as
-// strings) before gofish decodes it, and bounds what it reads.
+// quotedNumber matches such a key with a string value that is a number. A
+// key's opening quote cannot be escaped, so the pattern never matches
+// inside a string value; the body is rewritten without being decoded.
+var quotedNumber = regexp.MustCompile(`"(` + alternatives(numericKeys) + `)"(\s*:\s*)"\s*(-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)\s*"`)
+
+func alternatives(keys []string) string {
+	var b bytes.Buffer
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte('|')
+		}
+		b.WriteString(regexp.QuoteMeta(k))
+	}
+	return b.String()
+}
+
+// fixNumbers rewrites string values of numericKeys that are numbers; it
+// reports false when nothing changed.
+func fixNumbers(body []byte) ([]byte, bool) {
+	if !quotedNumber.Match(body) {
+		return nil, false
+	}
+	return quotedNumber.ReplaceAll(body, []byte(`"$1"$2$3`)), true
+}
+
+// tolerantTransport bounds every answer of a BMC and repairs sloppy JSON
+// (numbers sent as strings) before gofish decodes it.
 type tolerantTransport struct {
 	next http.RoundTripper
 	st   *stats
@@ -51,7 +79,7 @@ func (a statsSnapshot) since(b statsSnapshot) statsSnapshot {
 func (t tolerantTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
-		if req.Context().Err() == nil && !certError(err) {
+		if req.Context().Err() == nil && !certError(err) && !errors.Is(err, ErrOffOrigin) {
 			t.st.netErrors.Add(1)
 		}
 		return resp, err
@@ -66,16 +94,18 @@ func (t tolerantTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return resp, nil
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+	if mt != "application/json" && !(len(mt) > 5 && mt[len(mt)-5:] == "+json") {
+		// gofish reads error answers whole, whatever their type.
+		resp.Body = &cappedBody{r: io.LimitReader(resp.Body, maxBody+1), c: resp.Body}
 		return resp, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	resp.Body.Close()
 	if err != nil {
-		return nil, fmt.Errorf("read response of %s %s: %w", req.Method, req.URL.Path, err)
+		return nil, fmt.Errorf("read the answer to %s %s: %w", req.Method, req.URL.Path, err)
 	}
 	if len(body) > maxBody {
-		return nil, fmt.Errorf("response of %s %s is larger than %d bytes", req.Method, req.URL.Path, maxBody)
+		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, errBodyTooLarge)
 	}
 	if fixed, ok := fixNumbers(body); ok {
 		body = fixed
@@ -86,55 +116,20 @@ func (t tolerantTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return resp, nil
 }
 
-// fixNumbers rewrites string values of numericKeys that parse as numbers;
-// it reports false when nothing changed (or the body is not JSON).
-func fixNumbers(body []byte) ([]byte, bool) {
-	if !bytes.Contains(body, []byte(`"`)) {
-		return nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, false
-	}
-	if !walkNumbers(v, 0) {
-		return nil, false
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return nil, false
-	}
-	return out, true
+// cappedBody fails the read that passes maxBody.
+type cappedBody struct {
+	r io.Reader
+	c io.Closer
+	n int64
 }
 
-// walkNumbers fixes v in place, to a bounded depth.
-func walkNumbers(v any, depth int) bool {
-	if depth > 32 {
-		return false
+func (b *cappedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	if b.n > maxBody {
+		return 0, errBodyTooLarge
 	}
-	changed := false
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if s, ok := e.(string); ok && numericKeys[k] {
-				s = strings.TrimSpace(s)
-				if _, err := strconv.ParseFloat(s, 64); err == nil {
-					x[k] = json.Number(s)
-					changed = true
-				}
-				continue
-			}
-			if walkNumbers(e, depth+1) {
-				changed = true
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if walkNumbers(e, depth+1) {
-				changed = true
-			}
-		}
-	}
-	return changed
+	return n, err
 }
+
+func (b *cappedBody) Close() error { return b.c.Close() }

@@ -47,8 +47,14 @@ type Options struct {
 	// 0 means no bound.
 	CacheSize int64
 	// HTTPClient downloads http(s) images; nil means one that waits at
-	// most a minute for the response headers.
+	// most a minute for the response headers. Its redirects are followed
+	// only as RedirectHosts allows.
 	HTTPClient *http.Client
+	// RedirectHosts are the hosts (host or host:port) an image server may
+	// redirect a download to besides its own origin
+	// ([conductor]image_redirect_hosts); none by default. A redirect from
+	// https to http is never followed.
+	RedirectHosts []string
 	// DownloadTimeout bounds one download; 0 means DefaultDownloadTimeout.
 	DownloadTimeout time.Duration
 	// MaxSize refuses larger images; 0 means DefaultMaxSize.
@@ -78,6 +84,9 @@ func New(o Options) *Fetcher {
 		tr.ResponseHeaderTimeout = time.Minute
 		o.HTTPClient = &http.Client{Transport: tr}
 	}
+	hc := *o.HTTPClient
+	hc.CheckRedirect = redirectPolicy(o.RedirectHosts)
+	o.HTTPClient = &hc
 	return &Fetcher{o: o, fetching: map[string]*sync.Mutex{}}
 }
 

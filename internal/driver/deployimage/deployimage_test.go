@@ -1,11 +1,20 @@
 package deployimage
 
 import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ferrometal/ferro/internal/driver"
 )
 
 func writeFile(t *testing.T, path, content string) {
@@ -84,7 +93,12 @@ func TestLinkOrCopy_CopiesAcrossFileSystems(t *testing.T) {
 	writeFile(t, src, "SHM-KERNEL")
 	os.Chmod(src, 0o600)
 	dest := filepath.Join(t.TempDir(), "deploy_kernel")
-	if err := linkOrCopy(src, dest); err != nil {
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if err := linkOrCopy(src, in, dest); err != nil {
 		t.Fatal(err)
 	}
 	sfi, _ := os.Stat(src)
@@ -154,5 +168,94 @@ func TestFetch_LinksFileImages(t *testing.T) {
 	}
 	if kernel != filepath.Join(root, "node", KernelName) || readFile(t, ramdisk) != "RAMDISK" {
 		t.Errorf("fetched %s, %s", kernel, ramdisk)
+	}
+}
+
+// A file:// image is a regular file or nothing: a symlink to a device, a
+// FIFO (which would block a plain open), a directory, an empty file and a
+// missing one are refused alike, without naming what the path is.
+func TestFetch_LocalImagesAreRegularFilesOnly(t *testing.T) {
+	src, root := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(src, "k"), "KERNEL")
+	writeFile(t, filepath.Join(src, "nothing"), "")
+	os.Symlink("/dev/zero", filepath.Join(src, "zero"))
+	os.Symlink("/etc/hostname", filepath.Join(src, "escape"))
+	os.Mkdir(filepath.Join(src, "dir"), 0o755)
+	if err := syscall.Mkfifo(filepath.Join(src, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := New(Options{AllowedPaths: []string{src}, MaxSize: 1 << 20})
+	var texts []string
+	for _, name := range []string{"zero", "fifo", "dir", "nothing", "missing", "escape"} {
+		ref := "file://" + filepath.Join(src, name)
+		imgs, pr := f.Check(map[string]any{"deploy_kernel": ref, "deploy_ramdisk": "file://" + src + "/k"})
+		if len(pr.Invalid)+len(pr.Missing) > 0 {
+			t.Fatalf("%s: %+v", name, pr)
+		}
+		_, _, err := f.Fetch(t.Context(), nil, imgs, root, filepath.Join(root, "node"))
+		if !errors.Is(err, driver.ErrInvalidParameter) {
+			t.Fatalf("%s: %v", name, err)
+		}
+		texts = append(texts, strings.ReplaceAll(err.Error(), name, "NAME"))
+	}
+	for _, tx := range texts[1:] {
+		if tx != texts[0] {
+			t.Errorf("refusals differ:\n%s\n%s", texts[0], tx)
+		}
+	}
+	if strings.Contains(texts[0], "/etc") || strings.Contains(texts[0], "/dev") {
+		t.Errorf("the error tells where the path leads: %s", texts[0])
+	}
+}
+
+// An image server's redirect is followed on its own origin and to the
+// hosts allowed, never elsewhere and never from https to http.
+func TestDownload_RedirectsStayOnTheOriginUnlessAllowed(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		io.WriteString(w, "OTHER")
+	}))
+	defer other.Close()
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/same":
+			http.Redirect(w, r, "/real", http.StatusFound)
+		case "/away":
+			http.Redirect(w, r, other.URL+"/x", http.StatusFound)
+		case "/real":
+			io.WriteString(w, "IMAGE")
+		}
+	}))
+	defer srv.Close()
+	otherHost, _ := url.Parse(other.URL)
+	for _, tc := range []struct {
+		path    string
+		allowed []string
+		want    string
+	}{
+		{"/same", nil, "IMAGE"},
+		{"/away", nil, ""},
+		{"/away", []string{otherHost.Host}, "OTHER"},
+	} {
+		root := t.TempDir()
+		f := New(Options{RedirectHosts: tc.allowed})
+		imgs, pr := f.Check(map[string]any{"deploy_kernel": srv.URL + tc.path, "deploy_ramdisk": srv.URL + "/real"})
+		if len(pr.Invalid)+len(pr.Missing) > 0 {
+			t.Fatalf("%+v", pr)
+		}
+		before := elsewhere.Load()
+		kernel, _, err := f.Fetch(t.Context(), nil, imgs, root, filepath.Join(root, "node"))
+		switch {
+		case tc.want == "" && (err == nil || !strings.Contains(err.Error(), "refused a redirect") || elsewhere.Load() != before):
+			t.Errorf("%s: %v, %d requests elsewhere", tc.path, err, elsewhere.Load()-before)
+		case tc.want != "" && (err != nil || readFile(t, kernel) != tc.want):
+			t.Errorf("%s allowed %v: %v", tc.path, tc.allowed, err)
+		}
+	}
+	if err := redirectPolicy(nil)(&http.Request{URL: &url.URL{Scheme: "http", Host: "a"}},
+		[]*http.Request{{URL: &url.URL{Scheme: "https", Host: "a"}}}); err == nil {
+		t.Error("a redirect from https to http was allowed")
 	}
 }

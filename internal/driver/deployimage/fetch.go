@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/localfile"
 )
 
 // fetch puts the deploy image img at dest: a file:// image is hard-linked
@@ -26,26 +28,43 @@ import (
 // cache under <root>/master_images, so that many nodes share one download.
 func (f *Fetcher) fetch(ctx context.Context, log *slog.Logger, img image, root, dest string) error {
 	if img.path != "" {
-		src, err := f.resolveLocal(img)
+		src, file, err := f.openLocal(img)
 		if err != nil {
 			return err
 		}
-		return linkOrCopy(src, dest)
+		defer file.Close()
+		return linkOrCopy(src, file, dest)
 	}
 	master, err := f.download(ctx, log, img, filepath.Join(root, MasterDir))
 	if err != nil {
 		return err
 	}
-	return linkOrCopy(master, dest)
+	mf, err := os.Open(master)
+	if err != nil {
+		return err
+	}
+	defer mf.Close()
+	return linkOrCopy(master, mf, dest)
 }
 
-// resolveLocal follows symlinks in a file:// image's path and checks the
-// file it reaches again: the lexical check in validation cannot see a
-// symlink inside an allowed directory that leads to /etc.
-func (f *Fetcher) resolveLocal(img image) (string, error) {
+// errLocalImage is every failure of a file:// image: it does not say
+// whether the file is missing, unreadable, not a regular file, empty, too
+// large or reached through a symlink leading out of the allowed
+// directories, so that the node's owner learns nothing else about the
+// conductor's files.
+func (f *Fetcher) errLocalImage(img image) error {
+	return fmt.Errorf("%w: %s is not a readable, non-empty regular file of at most %d bytes under [conductor]file_url_allowed_paths",
+		driver.ErrInvalidParameter, img.display(), f.o.MaxSize)
+}
+
+// openLocal follows symlinks in a file:// image's path, checks the file it
+// reaches again (the lexical check in validation cannot see a symlink
+// inside an allowed directory that leads to /etc) and opens it: a regular
+// file only, never a device or a FIFO, within MaxSize.
+func (f *Fetcher) openLocal(img image) (string, *os.File, error) {
 	src, err := filepath.EvalSymlinks(img.path)
 	if err != nil {
-		return "", err
+		return "", nil, f.errLocalImage(img)
 	}
 	allowed := allowedDirs(f.o.AllowedPaths)
 	for _, a := range allowed {
@@ -55,20 +74,18 @@ func (f *Fetcher) resolveLocal(img image) (string, error) {
 			allowed = append(allowed, r)
 		}
 	}
-	if why := filePathProblem(src, allowed); why != "" {
-		return "", fmt.Errorf("%w: %s resolves to %s: %s", driver.ErrInvalidParameter, img.path, src, why)
+	if filePathProblem(src, allowed) != "" {
+		return "", nil, f.errLocalImage(img)
 	}
-	fi, err := os.Stat(src)
+	file, err := localfile.Open(src, f.o.MaxSize)
 	if err != nil {
-		return "", err
+		return "", nil, f.errLocalImage(img)
 	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%w: %s is not a regular file", driver.ErrInvalidParameter, src)
+	if fi, err := file.Stat(); err != nil || fi.Size() == 0 {
+		file.Close()
+		return "", nil, f.errLocalImage(img)
 	}
-	if err := f.checkSize(fi.Size()); err != nil {
-		return "", fmt.Errorf("%s: %w", src, err)
-	}
-	return src, nil
+	return src, file, nil
 }
 
 func (f *Fetcher) checkSize(n int64) error {
@@ -81,35 +98,83 @@ func (f *Fetcher) checkSize(n int64) error {
 	return nil
 }
 
-// linkOrCopy makes dest the same file as src: a hard link when possible,
-// else a copy (another file system, or protected_hardlinks).
-func linkOrCopy(src, dest string) error {
-	if sfi, err := os.Stat(src); err == nil {
-		if dfi, err := os.Stat(dest); err == nil && os.SameFile(sfi, dfi) {
-			return nil // already linked by an earlier preparation
-		}
+// linkOrCopy makes dest the same file as src, which is open as in: a hard
+// link when possible (and when the link is still the file that was opened
+// and checked, not one swapped in since), else a copy of in (another file
+// system, or protected_hardlinks).
+func linkOrCopy(src string, in *os.File, dest string) error {
+	want, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if dfi, err := os.Stat(dest); err == nil && os.SameFile(want, dfi) {
+		return nil // already linked by an earlier preparation
 	}
 	tmp := filepath.Join(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp-"+rand.Text())
 	if err := os.Link(src, tmp); err == nil {
+		if lfi, err := os.Lstat(tmp); err != nil || !os.SameFile(want, lfi) {
+			os.Remove(tmp)
+			return fmt.Errorf("%w: %s changed while it was being linked", driver.ErrInvalidParameter, src)
+		}
 		err := os.Rename(tmp, dest)
 		// rename(2) between two links to one file does nothing and
 		// succeeds, leaving tmp behind.
 		os.Remove(tmp)
 		return err
 	}
-	in, err := os.Open(src)
-	if err != nil {
+	if _, err := in.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	defer in.Close()
 	out, err := tempFile(dest)
 	if err != nil {
 		return err
 	}
 	return finishTemp(out, dest, func(w io.Writer) error {
-		_, err := io.Copy(w, in)
+		_, err := io.Copy(w, io.LimitReader(in, want.Size()))
 		return err
 	})
+}
+
+// maxRedirects bounds the redirects of one download.
+const maxRedirects = 5
+
+// redirectPolicy follows an image server's redirects on the image URL's own
+// origin (scheme, host and port) and to the hosts listed, never from https
+// to http.
+func redirectPolicy(hosts []string) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		first := via[0].URL
+		to := req.URL
+		switch {
+		case first.Scheme == "https" && to.Scheme != "https":
+			return fmt.Errorf("refused a redirect from https to %s", to.Redacted())
+		case sameOrigin(first, to):
+			return nil
+		}
+		for _, h := range hosts {
+			if strings.EqualFold(h, to.Hostname()) || strings.EqualFold(h, to.Host) {
+				return nil
+			}
+		}
+		return fmt.Errorf("refused a redirect to %s: not the image server's origin nor in [conductor]image_redirect_hosts", to.Redacted())
+	}
+}
+
+// sameOrigin compares scheme, host and port, the default ports made explicit.
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // lockFor returns the lock that serialises downloads into one cache entry.
@@ -157,7 +222,7 @@ func (f *Fetcher) download(ctx context.Context, log *slog.Logger, img image, dir
 	case resp.StatusCode == http.StatusNotModified && statErr == nil:
 		return master, nil
 	case resp.StatusCode != http.StatusOK:
-		return "", fmt.Errorf("download %s: HTTP %s", img.display(), resp.Status)
+		return "", fmt.Errorf("download %s: HTTP %d %s", img.display(), resp.StatusCode, http.StatusText(resp.StatusCode))
 	}
 	if resp.ContentLength > f.o.MaxSize {
 		return "", fmt.Errorf("download %s: %d bytes is larger than %d", img.display(), resp.ContentLength, f.o.MaxSize)

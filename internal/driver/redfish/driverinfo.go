@@ -3,12 +3,13 @@ package redfish
 import (
 	"fmt"
 	"net/url"
-	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	bmc "github.com/ferrometal/ferro/internal/bmc/redfish"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/localfile"
 )
 
 // ParseDriverInfo reads Ironic's redfish_* keys into the BMC client's
@@ -68,10 +69,14 @@ func ParseDriverInfo(info map[string]any, defaultAuth string) (bmc.Endpoint, err
 		case string:
 			if b, err := strconv.ParseBool(x); err == nil || isBoolWord(x) {
 				ep.Insecure = !(b || strings.EqualFold(x, "yes") || strings.EqualFold(x, "on"))
-			} else if _, err := os.Stat(x); err == nil {
+			} else if _, err := localfile.Stat(x); err == nil && filepath.IsAbs(x) {
+				// Only the type is checked here (a regular file or a
+				// directory this process may read), never the content: a
+				// device or a FIFO is not opened. Every refusal has one
+				// text, so the answer says nothing about what the path is.
 				ep.CAFile = x
 			} else {
-				bad = append(bad, fmt.Sprintf("driver_info[redfish_verify_ca] %q is neither a boolean nor an existing CA bundle file or directory", x))
+				bad = append(bad, bmc.ErrCABundle.Error()+" (nor is it a boolean)")
 			}
 		default:
 			bad = append(bad, fmt.Sprintf("driver_info[redfish_verify_ca] must be a boolean or a CA bundle path, not %T", v))
@@ -80,6 +85,7 @@ func ParseDriverInfo(info map[string]any, defaultAuth string) (bmc.Endpoint, err
 	if len(bad) > 0 {
 		return ep, fmt.Errorf("%w: invalid redfish driver_info: %s", driver.ErrInvalidParameter, strings.Join(bad, "; "))
 	}
+	ep.Secrets = driver.SecretValues(HardwareType.Properties, info)
 	return ep, nil
 }
 

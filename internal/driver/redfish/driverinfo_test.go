@@ -2,7 +2,10 @@ package redfish_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,7 +26,8 @@ func TestParseDriverInfo(t *testing.T) {
 		{"bare host is https", map[string]any{"redfish_address": "10.0.0.5"}, bmc.Endpoint{Address: "https://10.0.0.5", AuthType: "auto"}, nil, ""},
 		{"http with port", map[string]any{"redfish_address": "http://bmc:8000", "redfish_system_id": "/redfish/v1/Systems/1",
 			"redfish_username": "u", "redfish_password": "p", "redfish_auth_type": "session", "redfish_verify_ca": "false"},
-			bmc.Endpoint{Address: "http://bmc:8000", SystemID: "/redfish/v1/Systems/1", Username: "u", Password: "p", AuthType: "session", Insecure: true}, nil, ""},
+			bmc.Endpoint{Address: "http://bmc:8000", SystemID: "/redfish/v1/Systems/1", Username: "u", Password: "p", AuthType: "session", Insecure: true,
+				Secrets: []string{"p"}}, nil, ""},
 		{"verify_ca bool", map[string]any{"redfish_address": "bmc", "redfish_verify_ca": false}, bmc.Endpoint{Address: "https://bmc", AuthType: "auto", Insecure: true}, nil, ""},
 		{"missing address", map[string]any{"redfish_username": "u"}, bmc.Endpoint{}, driver.ErrMissingParameter, "redfish_address"},
 		{"ftp", map[string]any{"redfish_address": "ftp://bmc"}, bmc.Endpoint{}, driver.ErrInvalidParameter, "must be http:// or https://"},
@@ -52,6 +56,41 @@ func TestParseDriverInfo(t *testing.T) {
 	_, err := redfish.ParseDriverInfo(map[string]any{"redfish_address": "ftp://x", "redfish_password": "hunter2-secret"}, "auto")
 	if err == nil || strings.Contains(err.Error(), "hunter2-secret") {
 		t.Errorf("error %v must not be nil or carry the password", err)
+	}
+}
+
+// redfish_verify_ca names a path as Ironic accepts it (a regular file or a
+// directory), is checked without being opened, and every refused path —
+// missing, unreadable, a device, a FIFO, relative — gets the same text.
+func TestParseDriverInfo_VerifyCAPathsAreNotAnOracle(t *testing.T) {
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "ca.pem")
+	os.WriteFile(bundle, []byte("-----BEGIN CERTIFICATE-----\n"), 0o644)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, ok := range []string{bundle, dir} {
+		ep, err := redfish.ParseDriverInfo(map[string]any{"redfish_address": "bmc", "redfish_verify_ca": ok}, "auto")
+		if err != nil || ep.CAFile != ok {
+			t.Errorf("%s: %+v, %v", ok, ep, err)
+		}
+	}
+	var texts []string
+	for _, bad := range []string{"/dev/zero", fifo, filepath.Join(dir, "missing.pem"), "/proc/self/fd/0", "ca.pem", "/root/../dev/null"} {
+		_, err := redfish.ParseDriverInfo(map[string]any{"redfish_address": "bmc", "redfish_verify_ca": bad}, "auto")
+		if !errors.Is(err, driver.ErrInvalidParameter) {
+			t.Fatalf("%s: %v", bad, err)
+		}
+		if strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: the error names the path: %v", bad, err)
+		}
+		texts = append(texts, err.Error())
+	}
+	for _, tx := range texts[1:] {
+		if tx != texts[0] {
+			t.Errorf("refusals differ:\n%s\n%s", texts[0], tx)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -54,34 +55,24 @@ func (i *Inspect) Validate(_ context.Context, t *driver.Task) error {
 	return err
 }
 
-const (
-	gib = int64(1) << 30
-	// minRootDisk is the agent's rule for the root disk without hints:
-	// the smallest disk of at least 4 GiB (IPA's get_os_install_device).
-	minRootDisk = 4 * gib
-)
+const gib = int64(1) << 30
 
-// RootDisk returns the index of the disk the in-band agent would pick
-// without root device hints, the smallest of at least 4 GiB, or -1.
-func RootDisk(disks []inventory.Disk) int {
-	best := -1
-	for i, d := range disks {
-		if d.Size >= minRootDisk && (best < 0 || d.Size < disks[best].Size) {
-			best = i
-		}
-	}
-	return best
-}
-
-// LocalGB is the in-band root_disk_selection rule: size // GiB - 1, 0
-// without a disk.
+// LocalGB is Ironic's local_gb of a root disk: size // GiB - 1, 0 without
+// a disk.
 func LocalGB(size int64) int64 {
 	return max(0, size/gib-1)
 }
 
-// InspectHardware reads the hardware, sets cpus, cpu_arch, memory_mb,
-// local_gb and the boot_mode capability, adds ports for new MACs and
-// stores the inventory in the agent's schema. It finishes synchronously.
+// essentialProperties are the properties an inspection must leave set,
+// discovered or enrolled (Ironic master's ESSENTIAL_PROPERTIES).
+var essentialProperties = []string{"memory_mb", "local_gb", "cpu_arch"}
+
+// InspectHardware reads the hardware as Ironic's redfish inspect interface
+// does, sets cpus, cpu_arch, memory_mb, local_gb and (when the node has
+// none) the boot_mode capability, adds ports for the enabled NICs and
+// stores the inventory in the agent's schema. What the BMC does not tell
+// keeps the value the node was enrolled with; storage errors are logged
+// and skipped. It finishes synchronously.
 func (i *Inspect) InspectHardware(ctx context.Context, t *driver.Task) (string, error) {
 	ep, err := Endpoint(t, i.o.AuthType)
 	if err != nil {
@@ -91,48 +82,59 @@ func (i *Inspect) InspectHardware(ctx context.Context, t *driver.Task) (string, 
 	if err != nil {
 		return "", &driver.PhaseError{Phase: "inspecting out of band", Err: err}
 	}
+	log := logger(t)
+	for _, s := range hw.Skipped {
+		log.WarnContext(ctx, "storage resource skipped, as Ironic skips storage errors", "bmc", ep.Address, "error", s)
+	}
 	inv := Inventory(hw)
+	var root *inventory.Disk
+	localBytes := hw.LocalBytes
+	if hints, _ := t.Node.Properties["root_device"].(map[string]any); len(hints) > 0 {
+		// The node's root device hints, as the in-band root_disk_selection
+		// hook applies them (Ironic's redfish inspection ignores them).
+		r, err := rootdevice.Match(inv.Disks, hints)
+		if err != nil {
+			return "", &driver.PhaseError{Phase: "choosing the root disk", Err: err}
+		}
+		root, localBytes = &inv.Disks[r], inv.Disks[r].Size
+	} else if hw.LocalSource == "drive" || hw.LocalSource == "simple storage" {
+		for k := range inv.Disks {
+			if inv.Disks[k].Size == hw.LocalBytes {
+				root = &inv.Disks[k]
+				break
+			}
+		}
+	}
+	props := maps.Clone(t.Node.Properties)
+	if props == nil {
+		props = map[string]any{}
+	}
+	// Strings, as the in-band scheduler and root_disk_selection hooks write them.
+	if inv.CPU.Count > 0 {
+		props["cpus"] = strconv.Itoa(inv.CPU.Count)
+	}
+	if inv.CPU.Architecture != "" {
+		props["cpu_arch"] = inv.CPU.Architecture
+	}
+	if inv.Memory.PhysicalMB > 0 {
+		props["memory_mb"] = strconv.Itoa(inv.Memory.PhysicalMB)
+	}
+	props["local_gb"] = strconv.FormatInt(LocalGB(localBytes), 10)
 	var missing []string
-	if inv.CPU.Count == 0 {
-		missing = append(missing, "cpus")
-	}
-	if inv.CPU.Architecture == "" {
-		missing = append(missing, "cpu_arch")
-	}
-	if inv.Memory.PhysicalMB == 0 {
-		missing = append(missing, "memory_mb")
+	for _, k := range essentialProperties {
+		if v, ok := props[k]; !ok || v == nil || v == "" {
+			missing = append(missing, k)
+		}
 	}
 	if len(missing) > 0 {
 		return "", &driver.PhaseError{Phase: "inspecting out of band", Err: &bmc.Error{BMC: ep.Address, Step: "read hardware",
-			Err: fmt.Errorf("failed to discover %s from the System", strings.Join(missing, ", "))}}
+			Err: fmt.Errorf("failed to discover the following properties: %s (neither the BMC nor the enrolled properties have them)", strings.Join(missing, ", "))}}
 	}
-	var root *inventory.Disk
-	r := RootDisk(inv.Disks)
-	if hints, _ := t.Node.Properties["root_device"].(map[string]any); len(hints) > 0 {
-		// The node's root device hints, as the in-band root_disk_selection hook applies them.
-		if r, err = rootdevice.Match(inv.Disks, hints); err != nil {
-			return "", &driver.PhaseError{Phase: "choosing the root disk", Err: err}
-		}
-	}
-	if r >= 0 {
-		root = &inv.Disks[r]
-	}
-	localGB := int64(0)
-	if root != nil {
-		localGB = LocalGB(root.Size)
-	}
-	if t.Node.Properties == nil {
-		t.Node.Properties = map[string]any{}
-	}
-	// Strings, as the in-band scheduler and root_disk_selection hooks write them.
-	t.Node.Properties["cpus"] = strconv.Itoa(inv.CPU.Count)
-	t.Node.Properties["cpu_arch"] = inv.CPU.Architecture
-	t.Node.Properties["memory_mb"] = strconv.Itoa(inv.Memory.PhysicalMB)
-	t.Node.Properties["local_gb"] = strconv.FormatInt(localGB, 10)
-	if hw.BootMode != "" {
+	t.Node.Properties = props
+	if hw.BootMode != "" && capability(t, "boot_mode") == "" {
 		setCapability(t, "boot_mode", hw.BootMode)
 	}
-	if err := i.addPorts(ctx, t, inv.Interfaces); err != nil {
+	if err := i.addPorts(ctx, t, hw.NICs); err != nil {
 		return "", &driver.PhaseError{Phase: "creating ports", Err: err}
 	}
 	if i.o.Inventory != nil {
@@ -144,14 +146,16 @@ func (i *Inspect) InspectHardware(ctx context.Context, t *driver.Task) (string, 
 			return "", &driver.PhaseError{Phase: "storing the inventory", Err: err}
 		}
 	}
-	logger(t).InfoContext(ctx, "inspected out of band", "bmc", ep.Address, "cpus", inv.CPU.Count,
-		"memory_mb", inv.Memory.PhysicalMB, "local_gb", localGB, "nics", len(inv.Interfaces), "memory_source", hw.MemorySource)
+	log.InfoContext(ctx, "inspected out of band", "bmc", ep.Address, "cpus", inv.CPU.Count,
+		"memory_mb", inv.Memory.PhysicalMB, "local_gb", props["local_gb"], "local_from", hw.LocalSource, "nics", len(inv.Interfaces),
+		"memory_source", hw.MemorySource, "storage_skipped", len(hw.Skipped), "most_fetches_of_one_resource", hw.Fetches)
 	return states.Manageable, nil
 }
 
-// addPorts creates a port for every MAC no port has yet; a MAC that
-// belongs to another node's port is left alone, with a warning.
-func (i *Inspect) addPorts(ctx context.Context, t *driver.Task, ifaces []inventory.Interface) error {
+// addPorts creates a port for every enabled NIC (Ironic's rule: Status
+// Enabled, Health OK) whose MAC no port has yet; a MAC that belongs to
+// another node's port is left alone, with a warning.
+func (i *Inspect) addPorts(ctx context.Context, t *driver.Task, nics []bmc.NIC) error {
 	if i.o.Ports == nil {
 		return nil
 	}
@@ -161,9 +165,9 @@ func (i *Inspect) addPorts(ctx context.Context, t *driver.Task, ifaces []invento
 			have[mac] = true
 		}
 	}
-	for _, iface := range ifaces {
-		mac, ok := inventory.NormalizeMAC(iface.MACAddress)
-		if !ok || have[mac] {
+	for _, n := range nics {
+		mac, ok := inventory.NormalizeMAC(n.MAC)
+		if !n.Enabled || !ok || have[mac] {
 			continue
 		}
 		have[mac] = true

@@ -54,6 +54,17 @@ func logger(t *driver.Task) *slog.Logger {
 	return slog.Default().With("node", t.Node.UUID)
 }
 
+// capability returns the value of name in properties.capabilities, or "".
+func capability(t *driver.Task, name string) string {
+	s, _ := t.Node.Properties["capabilities"].(string)
+	for _, e := range strings.Split(s, ",") {
+		if k, v, ok := strings.Cut(e, ":"); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
 // setCapability sets name:value in properties.capabilities, keeping the others in order.
 func setCapability(t *driver.Task, name, value string) {
 	s, _ := t.Node.Properties["capabilities"].(string)

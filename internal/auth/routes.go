@@ -1,9 +1,6 @@
 package auth
 
-import (
-	"slices"
-	"strings"
-)
+import "strings"
 
 // TargetKind says what object a route's rule is checked against, as
 // Ironic's check_*_policy_and_retrieve helpers decide it.
@@ -205,14 +202,4 @@ func IronicRoute(pattern string) Route {
 		return Route{ruleGenericRead, TargetNone}
 	}
 	return Route{ruleGenericWrite, TargetNone}
-}
-
-// IronicPatterns lists the Ironic API route patterns the policy table names, sorted.
-func IronicPatterns() []string {
-	out := make([]string, 0, len(ironicRoutes))
-	for p := range ironicRoutes {
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -163,6 +163,13 @@ func (a answer) String() string { return fmt.Sprintf("%d %q", a.status, a.msg) }
 // none) and returns the answer.
 func (e *tableEnv) send(as func(*http.Request), method, path, body string) answer {
 	e.t.Helper()
+	a, _ := e.sendRaw(as, method, path, body)
+	return a
+}
+
+// sendRaw is send that also returns the body of the answer.
+func (e *tableEnv) sendRaw(as func(*http.Request), method, path, body string) (answer, []byte) {
+	e.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -184,7 +191,7 @@ func (e *tableEnv) send(as func(*http.Request), method, path, body string) answe
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return answer{resp.StatusCode, faultString(b)}
+	return answer{resp.StatusCode, faultString(b)}, b
 }
 
 // faultString is the message of an Ironic error body ("" for others).

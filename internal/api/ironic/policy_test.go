@@ -14,7 +14,9 @@ import (
 // TestNodePatchRules: the rules of a node PATCH, as Ironic's
 // _authorize_patch_and_get_node maps paths to them.
 func TestNodePatchRules(t *testing.T) {
-	op := func(o, path string, v any) patchOp { return patchOp{Op: o, Path: path, Value: v, HasValue: o != "remove"} }
+	op := func(o, path string, v any) patchOp {
+		return patchOp{Op: o, Path: path, Value: v, HasValue: o != "remove"}
+	}
 	for _, tc := range []struct {
 		ops  []patchOp
 		want []string

@@ -59,7 +59,8 @@ func inspectorOptions(cfg *config.Config) inspector.Options {
 		RamdiskLogsDir: p.RamdiskLogsDir, AlwaysStoreRamdiskLogs: p.AlwaysStoreRamdiskLogs,
 		RamdiskLogsFilenameFormat: p.RamdiskLogsFilenameFormat,
 		PermitActiveIntrospection: cfg.Inspector.PermitActiveIntrospection, CanManageBoot: cfg.Inspector.CanManageBoot,
-		IntrospectionDelay: seconds(cfg.Inspector.IntrospectionDelay), Timeout: seconds(cfg.Default.Timeout)}
+		IntrospectionDelay: seconds(cfg.Inspector.IntrospectionDelay), Timeout: seconds(cfg.Default.Timeout),
+		TokenLifetime: seconds(cfg.Conductor.InspectWaitTimeout)}
 }
 
 // ironicOptions are the bare metal API's options.

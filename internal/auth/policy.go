@@ -74,6 +74,8 @@ var (
 	systemMemberOrOwnerAdmin       = anyOf(systemMember, system(sysService), owner("admin"), owner("manager"), projService)
 	systemMemberOrOwnerMember      = anyOf(systemMember, system(sysService), owner("member"), projService)
 	systemOrOwnerReader            = anyOf(systemReader, system(sysService), owner("reader"), projService)
+	systemMemberOrOwnerLesseeAdmin = anyOf(systemMember, system(sysService), owner("admin"), owner("manager"), lessee("admin"), lessee("manager"), projService)
+	targetPropertiesReader         = anyOf(systemReader, role("admin"))
 	allocationMember               = anyOf(systemMember, owner("member"))
 	allocationReader               = anyOf(systemReader, owner("reader"))
 	allocationCreator              = anyOf(systemMember, role("member"))
@@ -96,9 +98,26 @@ const (
 	// RuleNodeDeleteSelfOwned lets a project admin delete a node it owns.
 	RuleNodeDeleteSelfOwned = "baremetal:node:delete:self_owned_node"
 	RuleNodeGet             = "baremetal:node:get"
-	RulePortGet             = "baremetal:port:get"
-	RulePortgroupGet        = "baremetal:portgroup:get"
-	RuleAllocationGet       = "baremetal:allocation:get"
+	RuleNodeUpdate          = "baremetal:node:update"
+	// RuleNodeFilterThreshold: who passes it sees every field of a node;
+	// others are checked field by field (the get:* rules).
+	RuleNodeFilterThreshold = "baremetal:node:get:filter_threshold"
+	RuleNodeGetDriverInfo   = "baremetal:node:get:driver_info"
+	RuleNodeGetLastError    = "baremetal:node:get:last_error"
+	RuleNodeGetReservation  = "baremetal:node:get:reservation"
+	RuleNodeGetInternalInfo = "baremetal:node:get:driver_internal_info"
+	// RuleNodeUpdateOwnerProvisioned lets an active node's owner change.
+	RuleNodeUpdateOwnerProvisioned = "baremetal:node:update_owner_provisioned"
+	// RuleNodeDisableCleaning guards setting automated_clean to false.
+	RuleNodeDisableCleaning = "baremetal:node:disable_cleaning"
+	RuleVolumeListAll       = "baremetal:volume:list_all"
+	// RuleVolumeTargetProperties shows volume targets' properties.
+	RuleVolumeTargetProperties = "baremetal:volume:view_target_properties"
+	// RulePublic is the rule of the public routes: everyone.
+	RulePublic        = "baremetal:public"
+	RulePortGet       = "baremetal:port:get"
+	RulePortgroupGet  = "baremetal:portgroup:get"
+	RuleAllocationGet = "baremetal:allocation:get"
 )
 
 // rules is Ironic's default policy (2023.x, enforce_scope and
@@ -115,10 +134,11 @@ var rules = map[string]rule{
 	"baremetal:node:list":                     apiReader,
 	RuleNodeListAll:                           systemReader,
 	RuleNodeGet:                               systemOrProjectReader,
-	"baremetal:node:get:last_error":           systemOrOwnerReader,
-	"baremetal:node:get:reservation":          systemOrOwnerReader,
-	"baremetal:node:get:driver_internal_info": systemOrOwnerReader,
-	"baremetal:node:get:driver_info":          systemOrOwnerReader,
+	RuleNodeFilterThreshold:                   systemReader,
+	RuleNodeGetLastError:                      systemOrOwnerReader,
+	RuleNodeGetReservation:                    systemOrOwnerReader,
+	RuleNodeGetInternalInfo:                   systemOrOwnerReader,
+	RuleNodeGetDriverInfo:                     systemOrOwnerReader,
 	"baremetal:node:update:driver_info":       systemMemberOrOwnerMember,
 	"baremetal:node:update:properties":        systemMemberOrOwnerMember,
 	"baremetal:node:update:chassis_uuid":      systemAdmin,
@@ -132,10 +152,11 @@ var rules = map[string]rule{
 	"baremetal:node:update:retired":           systemMemberOrOwnerMember,
 	"baremetal:node:update:shard":             systemAdmin,
 	"baremetal:node:update:parent_node":       systemMember,
-	"baremetal:node:update":                   systemOrProjectMember,
+	RuleNodeUpdate:                            systemOrProjectMember,
 	"baremetal:node:update_extra":             systemOrProjectMember,
 	"baremetal:node:update_instance_info":     systemOrOwnerMemberLesseeAdmin,
-	"baremetal:node:update_owner_provisioned": systemAdmin,
+	RuleNodeUpdateOwnerProvisioned:            systemAdmin,
+	RuleNodeDisableCleaning:                   systemAdmin,
 	"baremetal:node:delete":                   systemAdmin,
 	RuleNodeDeleteSelfOwned:                   owner("admin"),
 	"baremetal:node:validate":                 systemOrOwnerMemberLesseeAdmin,
@@ -148,6 +169,7 @@ var rules = map[string]rule{
 	"baremetal:node:set_provision_state":      systemOrOwnerMemberLesseeAdmin,
 	"baremetal:node:set_raid_state":           systemMemberOrOwnerMember,
 	"baremetal:node:get_console":              systemMemberOrOwnerMember,
+	"baremetal:node:set_console_state":        systemMemberOrOwnerMember,
 	"baremetal:node:vif:list":                 systemOrProjectReader,
 	"baremetal:node:traits:list":              systemOrProjectReader,
 	"baremetal:node:traits:set":               systemMemberOrOwnerAdmin,
@@ -170,18 +192,34 @@ var rules = map[string]rule{
 	"baremetal:portgroup:delete": systemAdminOrOwnerAdmin,
 	"baremetal:portgroup:update": systemMemberOrOwnerAdmin,
 
-	"baremetal:chassis:get":           systemReader,
-	"baremetal:driver:get":            systemReader,
-	"baremetal:driver:get_properties": systemReader,
-	"baremetal:conductor:get":         systemReader,
-	RuleAllocationGet:                 allocationReader,
-	"baremetal:allocation:list":       apiReader,
-	RuleAllocListAll:                  systemReader,
-	"baremetal:allocation:create":     allocationCreator,
-	RuleAllocCreateRestricted:         systemMember,
-	"baremetal:allocation:delete":     allocationMember,
-	"baremetal:allocation:update":     allocationMember,
-	"baremetal:public":                func(*Credentials, Target) bool { return true },
+	"baremetal:volume:get":     systemOrProjectReader,
+	"baremetal:volume:list":    apiReader,
+	RuleVolumeListAll:          systemReader,
+	"baremetal:volume:create":  systemMemberOrOwnerLesseeAdmin,
+	"baremetal:volume:delete":  systemMemberOrOwnerLesseeAdmin,
+	"baremetal:volume:update":  systemOrOwnerMemberLesseeAdmin,
+	RuleVolumeTargetProperties: targetPropertiesReader,
+
+	"baremetal:chassis:get":                             systemReader,
+	"baremetal:chassis:create":                          systemAdmin,
+	"baremetal:chassis:update":                          systemMember,
+	"baremetal:chassis:delete":                          systemAdmin,
+	"baremetal:driver:get":                              systemReader,
+	"baremetal:driver:get_properties":                   systemReader,
+	"baremetal:driver:get_raid_logical_disk_properties": systemReader,
+	"baremetal:conductor:get":                           systemReader,
+	"baremetal:deploy_template:get":                     systemReader,
+	"baremetal:deploy_template:create":                  systemAdmin,
+	"baremetal:deploy_template:update":                  systemAdmin,
+	"baremetal:deploy_template:delete":                  systemAdmin,
+	RuleAllocationGet:                                   allocationReader,
+	"baremetal:allocation:list":                         apiReader,
+	RuleAllocListAll:                                    systemReader,
+	"baremetal:allocation:create":                       allocationCreator,
+	RuleAllocCreateRestricted:                           systemMember,
+	"baremetal:allocation:delete":                       allocationMember,
+	"baremetal:allocation:update":                       allocationMember,
+	RulePublic:                                          func(*Credentials, Target) bool { return true },
 }
 
 // Allowed reports whether c may do what the rule guards on t. nil

@@ -89,8 +89,9 @@ func TestIronicRoute_EveryRuleExists(t *testing.T) {
 	}{
 		{"GET /v1/nodes/{node}/firmware", Route{RuleNodeGet, TargetNode}},
 		{"POST /v1/nodes/{node}/vifs", Route{"baremetal:node:update", TargetNode}},
-		{"GET /v1/deploy_templates", Route{ruleGenericRead, TargetNone}},
-		{"POST /v1/deploy_templates", Route{ruleGenericWrite, TargetNone}},
+		{"GET /v1/deploy_templates", Route{"baremetal:deploy_template:get", TargetNone}},
+		{"GET /v1/runbooks", Route{ruleGenericRead, TargetNone}},
+		{"POST /v1/runbooks", Route{ruleGenericWrite, TargetNone}},
 	} {
 		if got := IronicRoute(tc.pattern); got != tc.want {
 			t.Errorf("IronicRoute(%q) = %+v, want %+v", tc.pattern, got, tc.want)

@@ -54,6 +54,12 @@ func (s *Service) Continue(ctx context.Context, body []byte, token string) (stri
 		s.log.Warn("report rejected: inspection token mismatch", "node", in.NodeUUID)
 		return "", errorf(http.StatusForbidden, "Invalid or missing inspection token for node %s", in.NodeUUID)
 	}
+	if in.TokenHash != nil && s.o.TokenLifetime > 0 && s.now().Sub(in.StartedAt) > s.o.TokenLifetime {
+		// Worded as a wrong token: the sender learns nothing of the node.
+		s.log.Warn("report rejected: the inspection token has expired", "node", in.NodeUUID,
+			"started_at", in.StartedAt, "token_lifetime", s.o.TokenLifetime)
+		return "", errorf(http.StatusForbidden, "Invalid or missing inspection token for node %s", in.NodeUUID)
+	}
 
 	// The raw report and the move to processing are one write, and a
 	// compare-and-swap: another inspector process may have taken the same

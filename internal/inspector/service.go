@@ -75,6 +75,11 @@ type Options struct {
 	// Timeout ends an introspection active for longer ([DEFAULT]timeout);
 	// 0 means never.
 	Timeout time.Duration
+	// TokenLifetime is how long after an introspection starts its
+	// callback token is accepted ([conductor]inspect_wait_timeout: the
+	// token ends with the inspection it was issued for, even before the
+	// timeout checks run); 0 means as long as the introspection waits.
+	TokenLifetime time.Duration
 	// Notify, when set, is told the UUID of every node whose introspection
 	// ended, so a same-process conductor finishes at once instead of polling.
 	Notify func(nodeUUID string)

@@ -695,3 +695,46 @@ func TestRecover_SharedStoreWaitsUntilStale(t *testing.T) {
 		t.Errorf("a stale processing introspection was not recovered: %q", st)
 	}
 }
+
+// The callback token is bound to the inspection it was issued for: a
+// token of an earlier inspection of the node is refused, and one older
+// than TokenLifetime ([conductor]inspect_wait_timeout) too, the
+// introspection left waiting.
+func TestContinue_TokenBoundToItsInspection(t *testing.T) {
+	r := newSvcRig(t, func(o *inspector.Options) { o.TokenLifetime = 10 * time.Minute })
+	ctx := context.Background()
+	n := r.node("52:54:00:12:34:56") // small-2nic.json's first NIC
+	report := readFixture(t, "small-2nic.json")
+	var e *inspector.Error
+	if err := r.svc.Start(ctx, n.UUID, false, "first-inspection"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.svc.Abort(ctx, n.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.svc.Start(ctx, n.UUID, false, "second-inspection"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.svc.Continue(ctx, report, "first-inspection"); !errors.As(err, &e) || e.Status != http.StatusForbidden {
+		t.Fatalf("the previous inspection's token: %v, want 403", err)
+	}
+	r.clock.advance(10*time.Minute + time.Second)
+	if _, err := r.svc.Continue(ctx, report, "second-inspection"); !errors.As(err, &e) || e.Status != http.StatusForbidden ||
+		!strings.Contains(e.Error(), "Invalid or missing inspection token") {
+		t.Fatalf("this inspection's token after its lifetime: %v, want 403", err)
+	}
+	if in := r.introspection(t, n.UUID); in.State != inspector.StateWaiting {
+		t.Errorf("a refused report changed the introspection: %+v", in)
+	}
+	// Within its lifetime, this inspection's token is taken.
+	if err := r.svc.Abort(ctx, n.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.svc.Start(ctx, n.UUID, false, "third-inspection"); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.advance(9 * time.Minute)
+	if _, err := r.svc.Continue(ctx, report, "third-inspection"); err != nil {
+		t.Errorf("this inspection's token within its lifetime: %v", err)
+	}
+}

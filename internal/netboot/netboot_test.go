@@ -688,3 +688,68 @@ func mustRead(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// TestBootFiles_OnlyDuringThatInspection checks, with tftp-hpa and curl in
+// a namespace with a udhcpc lease, that a node's boot config (which holds
+// its token) goes to its leased address only while the node is being
+// inspected and only on a lease of this inspection: not to a lease older
+// than the inspection's start, and not once the node left inspect wait,
+// even before the sweep releases the lease.
+func TestBootFiles_OnlyDuringThatInspection(t *testing.T) {
+	e := newEnv(t)
+	peer := e.ns.AddPeer("p0")
+	mac := ifMACIn(t, peer, "eth0")
+	n := e.addNode(t, "pxe", states.InspectWait, true, mac)
+	started := func(at time.Time) {
+		t.Helper()
+		got, err := e.db.GetNode(t.Context(), n.UUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at = at.UTC()
+		got.InspectionStartedAt = &at
+		if err := e.db.UpdateNode(t.Context(), got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started(time.Now().Add(-time.Minute))
+	e.start(t, e.rfc1350Options())
+	ip := e.leasedPeer(t, peer)
+	tftp := ferrotest.RequireTool(t, "tftp")
+	curl := ferrotest.RequireTool(t, "curl")
+	name := n.UUID + "/config"
+	served := func() (tftpOK, curlOK bool) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "out")
+		peer.Command(tftp, "-m", "binary", serverIP, "-c", "get", name, out).CombinedOutput()
+		got, _ := os.ReadFile(out)
+		b, _ := peer.Command(curl, "-sS", "--max-time", "10", "tftp://"+serverIP+"/"+name).Output()
+		return len(got) > 0, len(b) > 0
+	}
+	check := func(when string, want bool) {
+		t.Helper()
+		if a, b := served(); a != want || b != want {
+			t.Errorf("%s: tftp-hpa got the config %v, curl %v; want %v", when, a, b, want)
+		}
+	}
+	check("lease of this inspection, node in inspect wait", true)
+
+	// A new inspection starts: the lease is from the last one.
+	started(time.Now())
+	check("lease older than the inspection", false)
+	got, err := udhcpcIn(t, peer, "eth0", "PXEClient:Arch:00000:UNDI:002001")
+	if err != nil || got["ip"] != ip {
+		t.Fatalf("the node asks again: %v %v, want %s", got, err, ip)
+	}
+	check("lease renewed in this inspection", true)
+
+	// The inspection is over; the lease is still there.
+	e.setState(t, n, states.Manageable)
+	if _, ok := leases(t, e.db)[mac]; !ok {
+		t.Log("the sweep released the lease already; the state alone is not what refused")
+	}
+	check("node no longer in inspect wait", false)
+	if !strings.Contains(e.logBuf.String(), "boot files refused") {
+		t.Errorf("the refusals are not logged:\n%s", e.logBuf)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	isphttpbasic "github.com/gophercloud/gophercloud/v2/openstack/baremetalintrospection/httpbasic"
 	"github.com/gophercloud/gophercloud/v2/openstack/baremetalintrospection/v1/introspection"
 
+	"github.com/ferrometal/ferro/internal/api/ironic"
 	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 )
@@ -136,15 +137,12 @@ func TestHTTPBasic_PublicRoutesOnlyWithoutCredentials(t *testing.T) {
 		}
 	}
 	var ironicRoutes []string
-	for _, p := range auth.IronicPatterns() {
+	for _, p := range ironic.Patterns() {
 		method, path, _ := strings.Cut(p, " ")
-		if path == "/{$}" || path == "/v1" || path == "/v1/{$}" {
+		if auth.IronicRoute(p).Rule == auth.RulePublic {
 			continue
 		}
-		path = strings.ReplaceAll(path, "{$}", "")
-		for _, v := range []string{"{node}", "{port}", "{portgroup}", "{allocation}", "{driver}", "{hostname}", "{chassis}", "{trait}", "{event}", "{setting}"} {
-			path = strings.ReplaceAll(path, v, "x")
-		}
+		path = wildcardRE.ReplaceAllString(strings.ReplaceAll(path, "{$}", ""), "x")
 		ironicRoutes = append(ironicRoutes, method+" "+path)
 	}
 	inspectorRoutes := []string{"POST /v1/introspection/x", "GET /v1/introspection/x", "GET /v1/introspection",

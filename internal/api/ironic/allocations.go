@@ -180,7 +180,7 @@ func (s *server) createAllocation(rq *request) error {
 		if rq.minor < v58AllocationBackfill {
 			return badRequest("Cannot set node when creating an allocation in this API version")
 		}
-		n, err := lookupNodeArg(rq, s, nodeIdent)
+		n, err := s.allocationNode(rq, nodeIdent)
 		if err != nil {
 			return err
 		}
@@ -192,13 +192,9 @@ func (s *server) createAllocation(rq *request) error {
 		}
 		al.ResourceClass = backfill.ResourceClass
 	}
-	for _, ident := range strList(doc["candidate_nodes"]) {
-		n, err := lookupNodeArg(rq, s, ident)
-		if err != nil {
+	if idents := strList(doc["candidate_nodes"]); len(idents) > 0 {
+		if al.CandidateNodes, err = s.allocationCandidates(rq.ctx(), rq, idents); err != nil {
 			return err
-		}
-		if !slices.Contains(al.CandidateNodes, n.UUID) {
-			al.CandidateNodes = append(al.CandidateNodes, n.UUID)
 		}
 	}
 	switch id := strField(doc["uuid"]); {
@@ -429,6 +425,9 @@ func (s *server) getNodeAllocation(rq *request) error {
 	if err != nil {
 		return err
 	}
+	if err := rq.authorizeNodeAllocation(al); err != nil {
+		return err
+	}
 	return allocationResource.writeOne(rq, s, http.StatusOK, al, newFieldSet(fields))
 }
 
@@ -458,6 +457,9 @@ func (s *server) deleteNodeAllocation(rq *request) error {
 	}
 	al, err := s.nodeAllocation(rq)
 	if err != nil {
+		return err
+	}
+	if err := rq.authorizeNodeAllocation(al); err != nil {
 		return err
 	}
 	if err := s.destroyAllocation(rq, al); err != nil {

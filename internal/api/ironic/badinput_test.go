@@ -115,7 +115,7 @@ func TestBadInput_ChangesNothing(t *testing.T) {
 		{"allocation without class", "POST", "/v1/allocations", latest, map[string]any{"name": "a"}, 400, "The resource_class field is mandatory when not backfilling"},
 		{"allocation unknown field", "POST", "/v1/allocations", latest, map[string]any{"resource_class": "x", "size": 1}, 400, "Additional properties are not allowed ('size' was unexpected)"},
 		{"allocation bad trait", "POST", "/v1/allocations", latest, map[string]any{"resource_class": "x", "traits": []any{"lower"}}, 400, "Schema error for allocation"},
-		{"allocation unknown candidate", "POST", "/v1/allocations", latest, map[string]any{"resource_class": "x", "candidate_nodes": []any{"ghost"}}, 400, "Node ghost could not be found."},
+		{"allocation unknown candidate", "POST", "/v1/allocations", latest, map[string]any{"resource_class": "x", "candidate_nodes": []any{"ghost"}}, 400, "Nodes cannot be found: ghost"},
 		{"allocation before 1.52", "POST", "/v1/allocations", "1.51", map[string]any{"resource_class": "x"}, 405, ""},
 	}
 	for _, tc := range tests {

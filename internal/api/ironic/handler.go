@@ -88,6 +88,8 @@ type server struct {
 	// names the conductor that serves it.
 	conductors atomic.Pointer[conductorSnapshot]
 	now        func() time.Time
+	// patterns are the routes registered, in order (Patterns).
+	patterns []string
 }
 
 // New returns the Ironic API as an http.Handler. Mount it at "/".
@@ -125,6 +127,8 @@ type request struct {
 	err     error
 	// creds is the caller, nil without an auth layer (noauth).
 	creds *auth.Credentials
+	// route is the policy of the route serving the request.
+	route auth.Route
 }
 
 // respWriter wraps the client's ResponseWriter to record the status and
@@ -267,8 +271,18 @@ func (s *server) baseURL(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
+// Patterns lists the ServeMux pattern of every route of the API, as
+// registered: the authorization table test (test/auth) asks every one of
+// them of every persona, so that a route added later has a row.
+func Patterns() []string {
+	s := &server{mux: http.NewServeMux(), log: slog.New(slog.DiscardHandler)}
+	s.routes()
+	return s.patterns
+}
+
 // handle registers a route.
 func (s *server) handle(pattern string, fn func(*request) error) {
+	s.patterns = append(s.patterns, pattern)
 	route := auth.IronicRoute(pattern)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		rw, ok := w.(*respWriter)
@@ -281,6 +295,7 @@ func (s *server) handle(pattern string, fn func(*request) error) {
 		rq.routed = true
 		rq.r = r
 		rq.creds = auth.FromContext(r.Context())
+		rq.route = route
 		if err := s.authorize(rq, route); err != nil {
 			rq.writeError(err)
 			return

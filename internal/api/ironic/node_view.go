@@ -3,6 +3,7 @@ package ironic
 import (
 	"time"
 
+	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/states"
 )
@@ -36,6 +37,9 @@ var nodeFields = append(headFields(func(n *baremetal.Node) string { return n.UUI
 		{"description", v51Description, nullStrOf(func(n *baremetal.Node) string { return n.Description })},
 		{"driver", 0, strOf(func(n *baremetal.Node) string { return n.Driver })},
 		{"driver_info", 0, func(b []byte, n *baremetal.Node, rc *renderCtx) []byte {
+			if rc.redacts(n, auth.RuleNodeGetDriverInfo) {
+				return appendRedacted(b, redactedDriverInfo)
+			}
 			if n.DriverInfo == nil {
 				return append(b, "{}"...)
 			}
@@ -44,7 +48,10 @@ var nodeFields = append(headFields(func(n *baremetal.Node) string { return n.UUI
 			}
 			return appendMap(b, n.DriverInfo, maskDriverInfo)
 		}},
-		{"driver_internal_info", v3DriverInternalInfo, func(b []byte, n *baremetal.Node, _ *renderCtx) []byte {
+		{"driver_internal_info", v3DriverInternalInfo, func(b []byte, n *baremetal.Node, rc *renderCtx) []byte {
+			if rc.redacts(n, auth.RuleNodeGetInternalInfo) {
+				return appendRedacted(b, redactedInternalInfo)
+			}
 			if n.DriverInternalInfo == nil {
 				return append(b, "{}"...)
 			}
@@ -62,7 +69,12 @@ var nodeFields = append(headFields(func(n *baremetal.Node) string { return n.UUI
 			return appendMap(b, n.InstanceInfo, maskInstanceInfo)
 		}},
 		{"instance_uuid", 0, nullStrOf(func(n *baremetal.Node) string { return n.InstanceUUID })},
-		{"last_error", 0, nullStrOf(func(n *baremetal.Node) string { return n.LastError })},
+		{"last_error", 0, func(b []byte, n *baremetal.Node, rc *renderCtx) []byte {
+			if rc.redacts(n, auth.RuleNodeGetLastError) {
+				return appendString(b, redactedLastError)
+			}
+			return appendNullString(b, n.LastError)
+		}},
 		{"lessee", v65Lessee, nullStrOf(func(n *baremetal.Node) string { return n.Lessee })},
 		{"maintenance", 0, boolOf(func(n *baremetal.Node) bool { return n.Maintenance })},
 		{"maintenance_reason", 0, nullStrOf(func(n *baremetal.Node) string { return n.MaintenanceReason })},
@@ -83,7 +95,12 @@ var nodeFields = append(headFields(func(n *baremetal.Node) string { return n.UUI
 		{"raid_config", v12RAIDConfig, objOf(func(n *baremetal.Node) baremetal.JSON { return n.RAIDConfig })},
 		{"raid_interface", v31DynamicInterfaces, ifaceOf("raid")},
 		{"rescue_interface", v38RescueInterface, ifaceOf("rescue")},
-		{"reservation", 0, nullStrOf(func(n *baremetal.Node) string { return n.Reservation })},
+		{"reservation", 0, func(b []byte, n *baremetal.Node, rc *renderCtx) []byte {
+			if rc.redacts(n, auth.RuleNodeGetReservation) {
+				return appendString(b, redactedReservation)
+			}
+			return appendNullString(b, n.Reservation)
+		}},
 		{"resource_class", v21ResourceClass, nullStrOf(func(n *baremetal.Node) string { return n.ResourceClass })},
 		{"retired", v61Retired, boolOf(func(n *baremetal.Node) bool { return n.Retired })},
 		{"retired_reason", v61Retired, nullStrOf(func(n *baremetal.Node) string { return n.RetiredReason })},
@@ -101,6 +118,13 @@ var nodeFields = append(headFields(func(n *baremetal.Node) string { return n.UUI
 			return appendNullString(b, rc.conductorFor(n))
 		}},
 	}...)
+
+// appendRedacted writes Ironic's stand-in for a redacted dict field.
+func appendRedacted(b []byte, text string) []byte {
+	o := newObj(b)
+	o.str("content", text)
+	return o.end()
+}
 
 // defaultNodeFields are the fields of GET /v1/nodes without detail.
 var defaultNodeFields = []string{"instance_uuid", "maintenance", "power_state", "provision_state", "uuid", "name"}

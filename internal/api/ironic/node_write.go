@@ -472,7 +472,7 @@ func (s *server) patchNode(rq *request) error {
 	if err != nil {
 		return err
 	}
-	if err := rq.authorizePatch(ops, cur); err != nil {
+	if err := s.authorizePatch(rq, ops, cur); err != nil {
 		return err
 	}
 	if _, err := compute(cur); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/inventory"
 	"github.com/ferrometal/ferro/internal/store"
@@ -64,6 +65,9 @@ var portgroupResource = describe(&resource[baremetal.Portgroup, store.PortgroupF
 		q.f.Address, err = macArg(q.args)
 		return err
 	},
+	// The policy's scope: without list_all, the portgroups of the
+	// caller's project's nodes.
+	own:      ownByNode(auth.RulePGListAll, func(pg *baremetal.Portgroup) string { return pg.NodeUUID }),
 	buffered: true,
 	precheck: portgroupPrecheck,
 	patchGate: func(rq *request, ops []patchOp) error {

@@ -113,7 +113,7 @@ func TestPorts_CreateShowListPatchDelete(t *testing.T) {
 		{[]map[string]any{{"op": "remove", "path": "/address"}}, 400, "'/address' is a mandatory attribute and can not be removed"},
 		{[]map[string]any{{"op": "replace", "path": "/uuid", "value": id}}, 400, "'/uuid' is an internal attribute"},
 		{[]map[string]any{{"op": "add", "path": "/colour", "value": "red"}}, 400, "Adding a new attribute (/colour) to the root of the resource is not allowed"},
-		{[]map[string]any{{"op": "replace", "path": "/node_uuid", "value": "2d3f9a5e-7c53-4a3f-a9f5-1a2b3c4d5e6f"}}, 400, "Node 2d3f9a5e-7c53-4a3f-a9f5-1a2b3c4d5e6f could not be found."},
+		{[]map[string]any{{"op": "replace", "path": "/node_uuid", "value": "2d3f9a5e-7c53-4a3f-a9f5-1a2b3c4d5e6f"}}, 400, "Unable to apply the requested node_uuid '2d3f9a5e-7c53-4a3f-a9f5-1a2b3c4d5e6f'. Requested value was invalid."},
 	} {
 		r := e.do("PATCH", "/v1/ports/"+pid, latest, tc.patch)
 		if r.code != tc.status || !strings.Contains(r.fault(t)["faultstring"].(string), tc.fault) {

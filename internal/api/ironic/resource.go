@@ -751,6 +751,9 @@ func (r *resource[E, F]) createHandler(s *server) func(*request) error {
 		}
 		r.setNew(v, id, s.now().UTC())
 		if r.node != nil {
+			if err := s.authorizeRefs(rq, "", r.node(v), nil, v); err != nil {
+				return err
+			}
 			// Before the lock, which would wait for a node that is not there.
 			if _, err := s.store.GetNode(rq.ctx(), r.node(v)); err != nil {
 				if errors.Is(err, store.ErrNotFound) {
@@ -866,8 +869,12 @@ func (r *resource[E, F]) patchHandler(s *server) func(*request) error {
 		if err != nil {
 			return err
 		}
-		if _, err := compute(cur); err != nil {
+		if nv, err := compute(cur); err != nil {
 			return err
+		} else if r.node != nil {
+			if err := s.authorizeRefs(rq, r.node(cur), r.node(nv), cur, nv); err != nil {
+				return err
+			}
 		}
 		var out *E
 		err = r.within(rq.ctx(), s, cur, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {

@@ -3,6 +3,7 @@ package ironic
 import (
 	"time"
 
+	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
 )
 
@@ -15,10 +16,16 @@ type renderCtx struct {
 	conductors *conductorSnapshot
 	// showPassword shows driver_info secrets (the show_password rule).
 	showPassword bool
+	// creds is the caller; fieldChecks: node fields are shown only as
+	// their get:* rules allow (redacts), hideTargetProperties: volume
+	// targets' properties are redacted.
+	creds                             *auth.Credentials
+	fieldChecks, hideTargetProperties bool
 }
 
 func (rq *request) render(s *server) *renderCtx {
-	return &renderCtx{s: s, minor: rq.minor, base: rq.base, showPassword: rq.showPassword()}
+	return &renderCtx{s: s, minor: rq.minor, base: rq.base, showPassword: rq.showPassword(),
+		creds: rq.creds, fieldChecks: rq.nodeFieldChecks(), hideTargetProperties: rq.hidesTargetProperties()}
 }
 
 // conductorFor names the conductor serving a node, or "".

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -30,6 +31,8 @@ func volumeResource[E any](r *resource[E, store.VolumeFilter], schema map[string
 		return err
 	}
 	r.parents = []parentList{{"nodes/{node}", 0}}
+	// The policy's scope: without list_all, the caller's project's nodes'.
+	r.own = ownByNode(auth.RuleVolumeListAll, r.node)
 	r.page = func(f *store.VolumeFilter) *store.Page { return &f.Page }
 	return describe(r)
 }
@@ -108,7 +111,14 @@ var volumeTargets = volumeResource(&resource[baremetal.VolumeTarget, store.Volum
 			return strconv.AppendInt(b, int64(vt.BootIndex), 10)
 		}},
 		{"volume_id", 0, strOf(func(vt *baremetal.VolumeTarget) string { return vt.VolumeID })},
-		{"properties", 0, objOf(func(vt *baremetal.VolumeTarget) baremetal.JSON { return vt.Properties })},
+		{"properties", 0, func(b []byte, vt *baremetal.VolumeTarget, rc *renderCtx) []byte {
+			if rc.hideTargetProperties {
+				o := newObj(b)
+				o.str("redacted_contents", redactedTargetProperties)
+				return o.end()
+			}
+			return appendObject(b, vt.Properties)
+		}},
 		{"extra", 0, objOf(func(vt *baremetal.VolumeTarget) baremetal.JSON { return vt.Extra })},
 	}, stampFields(func(vt *baremetal.VolumeTarget) time.Time { return vt.CreatedAt },
 		func(vt *baremetal.VolumeTarget) *time.Time { return vt.UpdatedAt })...),

@@ -101,6 +101,7 @@ type Server struct {
 type seenAddr struct {
 	ip       netip.Addr
 	nodeUUID string
+	at       time.Time // when the MAC asked for ip
 }
 
 type packet struct {
@@ -339,35 +340,64 @@ func (s *Server) learn(mac, nodeUUID string, req *dhcpv4.DHCPv4) {
 	}
 	a, _ := netip.AddrFromSlice(ip)
 	s.seenMu.Lock()
-	s.seen[mac] = seenAddr{ip: a, nodeUUID: nodeUUID}
+	s.seen[mac] = seenAddr{ip: a, nodeUUID: nodeUUID, at: time.Now()}
 	s.seenMu.Unlock()
 }
 
 // BootFilesAllowed reports whether client may read the node's own boot
-// files (bootfs.Access): whether the address is leased to one of the
-// node's MACs or, in proxy mode, one of them asked the site's DHCP for it.
+// files (bootfs.Access): only while the node is being inspected (Active:
+// inspect wait, or inspecting once ferro powered it on for a managed
+// inspection), and only to an address leased to one of the node's MACs —
+// in proxy mode, one of them asked the site's DHCP for — during this
+// inspection: a lease (or request) older than the inspection's start, or
+// expired, does not count. The boot config holds the inspection's token,
+// so neither a node that is not waiting for its ramdisk nor a client of a
+// previous inspection gets it.
 func (s *Server) BootFilesAllowed(ctx context.Context, nodeUUID string, client netip.Addr) (bool, error) {
 	client = client.Unmap()
+	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
+	defer cancel()
+	n, err := s.o.Store.GetNode(ctx, nodeUUID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read node: %w", err)
+	}
+	if !Active(n) {
+		s.o.Log.Info("boot files refused: the node is not being inspected", "node", nodeUUID,
+			"client", client, "provision_state", n.ProvisionState)
+		return false, nil
+	}
+	var since time.Time // the inspection's start
+	if n.InspectionStartedAt != nil {
+		since = *n.InspectionStartedAt
+	}
 	if s.o.Params.Proxy {
 		s.seenMu.Lock()
 		defer s.seenMu.Unlock()
 		for _, a := range s.seen {
-			if a.nodeUUID == nodeUUID && a.ip == client {
+			if a.nodeUUID == nodeUUID && a.ip == client && !a.at.Before(since) {
 				return true, nil
 			}
 		}
 		return false, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
-	defer cancel()
 	all, err := s.o.Store.ListLeases(ctx)
 	if err != nil {
 		return false, fmt.Errorf("list leases: %w", err)
 	}
+	now := time.Now()
 	for _, l := range all {
-		if l.NodeUUID == nodeUUID && l.IP == client.String() {
-			return true, nil
+		if l.NodeUUID != nodeUUID || l.IP != client.String() {
+			continue
 		}
+		if l.ExpiresAt.Before(now) || l.UpdatedAt.Before(since) {
+			s.o.Log.Info("boot files refused: the client's lease is not of this inspection", "node", nodeUUID,
+				"client", client, "lease_updated_at", l.UpdatedAt, "inspection_started_at", since, "lease_expires_at", l.ExpiresAt)
+			return false, nil
+		}
+		return true, nil
 	}
 	return false, nil
 }

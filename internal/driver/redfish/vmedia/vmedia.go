@@ -32,6 +32,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	bmc "github.com/ferrometal/ferro/internal/bmc/redfish"
+	"github.com/ferrometal/ferro/internal/callback"
 	"github.com/ferrometal/ferro/internal/driver"
 	"github.com/ferrometal/ferro/internal/driver/deployimage"
 	rfdriver "github.com/ferrometal/ferro/internal/driver/redfish"
@@ -242,7 +243,20 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t *driver.Task, params driver
 	name := strings.ToLower(rand.Text()) + ".iso"
 	opts := b.o.ISO
 	opts.Kernel, opts.Initramfs, opts.Cmdline, opts.TempDir = kernel, initrd, cmdline, work
-	if err := ramdisk.BuildISO(ctx, filepath.Join(p.dir, name), opts); err != nil {
+	// Built in the private work directory and moved into place: an ISO
+	// whose kernel line holds the callback token is readable by ferro's
+	// user only from the first byte (the BMC fetches it over HTTP, which
+	// the file's mode does not restrict).
+	built := filepath.Join(work, name)
+	if err := ramdisk.BuildISO(ctx, built, opts); err != nil {
+		return fmt.Errorf("prepare ramdisk for node %s: %w", t.Node.UUID, err)
+	}
+	if strings.Contains(cmdline, callback.TokenParam+"=") {
+		if err := os.Chmod(built, 0o600); err != nil {
+			return fmt.Errorf("prepare ramdisk for node %s: %w", t.Node.UUID, err)
+		}
+	}
+	if err := os.Rename(built, filepath.Join(p.dir, name)); err != nil {
 		return fmt.Errorf("prepare ramdisk for node %s: %w", t.Node.UUID, err)
 	}
 	// Only the new ISO stays: an earlier preparation's is replaced.

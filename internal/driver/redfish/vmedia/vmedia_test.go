@@ -111,6 +111,10 @@ func TestPrepareRamdisk_AgainstVBMC(t *testing.T) {
 	if len(isos) != 1 || len(filepath.Base(isos[0])) < 20 {
 		t.Fatalf("ISOs in the HTTP root: %v", isos)
 	}
+	// Its kernel line holds the token: ferro's user alone may read it.
+	if fi, err := os.Stat(isos[0]); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the ISO with a callback token: %v, %v; want mode 0600", fi.Mode(), err)
+	}
 	cfg, err := exec.Command(isoinfo, "-R", "-i", isos[0], "-x", "/boot/grub/grub.cfg").Output()
 	if err != nil || !strings.Contains(string(cfg), "linux /vmlinuz nofb console=ttyS0 ferro-inspection-token=tok-0123456789 ipa-inspection-callback-url=http://192.0.2.7:5050/v1/continue") {
 		t.Errorf("grub.cfg (%v):\n%s", err, cfg)

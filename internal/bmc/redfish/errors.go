@@ -87,29 +87,26 @@ func httpError(method, path string, err error) error {
 	return &HTTPError{Method: method, Path: path, Status: ge.HTTPReturnedStatusCode, Message: shorten(msg, maxMessage), err: ge}
 }
 
-// shorten makes text one line of printable characters, at most n runes.
+// shorten makes text one line of printable characters, at most n runes
+// followed by "…" when it was cut.
 func shorten(text string, n int) string {
-	var b strings.Builder
+	out := make([]rune, 0, min(len(text), n))
 	space := false
-	count := 0
 	for _, r := range text {
 		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
-			space = b.Len() > 0
+			space = len(out) > 0
 			continue
 		}
 		if space {
-			b.WriteByte(' ')
-			count++
+			out = append(out, ' ')
 			space = false
 		}
-		if count >= n {
-			b.WriteString("…")
-			break
+		out = append(out, r)
+		if len(out) > n {
+			return strings.TrimRight(string(out[:n]), " ") + "…"
 		}
-		b.WriteRune(r)
-		count++
 	}
-	return b.String()
+	return string(out)
 }
 
 // flatten replaces gofish's error for a collection (a JSON list of every

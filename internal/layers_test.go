@@ -47,7 +47,7 @@ var floors = map[string]int{
 	"internal/config": vocabulary, "internal/service": vocabulary, "internal/netns": vocabulary,
 	"internal/scrub": vocabulary,
 
-	"internal/store": parts, "internal/store/": parts, "internal/openstack": parts, "internal/neutron": parts,
+	"internal/store": parts, "internal/store/": parts, "internal/pxefilter": parts, "internal/openstack": parts, "internal/neutron": parts,
 	"internal/bmc/": parts, "internal/ramdisk": parts, "internal/vbmc": parts, "internal/netboot/": parts,
 	"internal/auth": parts, "internal/agent": parts, "internal/testing/": parts,
 	// The processing pipeline: the inspector service and the agent inspect

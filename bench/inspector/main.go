@@ -13,7 +13,16 @@
 // local_link_connection included), rules, the node and port updates in one
 // transaction, and storing the raw and processed data.
 //
-//	go run ./bench/inspector [-nodes 1000] [-workers 8] [-rounds 1] [-postgres] [-cpuprofile cpu.out]
+//	go run ./bench/inspector [-path both|inspector|agent] [-nodes 1000] [-workers 8] [-rounds 1] [-postgres] [-cpuprofile cpu.out]
+//
+// -path agent posts the same reports to the bare metal API's
+// /v1/continue_inspection instead (the agent inspect interface: the
+// conductor processes each in a worker, with Ironic's counterparts of the
+// inspector's default hooks); both (the default) runs the two paths one
+// after the other in the same process and prints the ratio. The agent
+// path answers 202 once a worker has the report, so it is measured twice:
+// reports accepted per second, and report → manageable (each node's
+// provision_updated_at after its report was posted).
 //
 // -postgres runs the same against a throwaway PostgreSQL cluster (Debian's
 // postgresql package), to see what scaling out costs per report.
@@ -70,6 +79,7 @@ type options struct {
 	keep       bool
 	postgres   bool
 	maxReports int
+	path       string
 }
 
 func main() {
@@ -83,6 +93,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the working directory (the SQLite database)")
 	flag.IntVar(&o.maxReports, "max-concurrent-reports", 0, "[processing]max_concurrent_reports (0: the server's default, twice the CPUs)")
 	flag.BoolVar(&o.postgres, "postgres", false, "use a throwaway PostgreSQL cluster (Debian's postgresql) instead of SQLite")
+	flag.StringVar(&o.path, "path", "both", "inspector (/v1/continue), agent (/v1/continue_inspection) or both, one after the other")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/inspector:", err)
@@ -92,11 +103,11 @@ func main() {
 
 // lab is the inspector and what it stands on.
 type lab struct {
-	db   store.Store
-	pg   *pgtest.Cluster // nil on SQLite
-	cond *conductor.Conductor
-	svc  *inspector.Service
-	srv  *httptest.Server
+	db      store.Store
+	closeDB func()
+	cond    *conductor.Conductor
+	svc     *inspector.Service
+	srv     *httptest.Server
 }
 
 func run(o options) error {
@@ -113,68 +124,162 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("read the payload (run from the module root): %w", err)
 	}
-	l, err := startLab(dir, o)
+	bodies, err := makeBodies(o.nodes, template)
 	if err != nil {
 		return err
+	}
+	var inspectorRate, agentRate float64
+	if o.path == "inspector" || o.path == "both" {
+		if inspectorRate, err = runInspector(dir, o, template); err != nil {
+			return err
+		}
+	}
+	if o.path == "agent" || o.path == "both" {
+		if agentRate, err = runAgent(dir, o, bodies); err != nil {
+			return err
+		}
+	}
+	if o.path == "both" {
+		fmt.Printf("\nagent / inspector, reports accepted per second in the same run: %.2f× (%.0f / %.0f)\n", agentRate/inspectorRate, agentRate, inspectorRate)
+	}
+	return nil
+}
+
+// runInspector is the inspector path; it returns the reports per second.
+func runInspector(dir string, o options, template []byte) (float64, error) {
+	l, err := startLab(dir, o)
+	if err != nil {
+		return 0, err
 	}
 	defer l.stop()
 
 	began := time.Now()
 	nodes, bodies, err := enroll(l, o.nodes, template)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	fmt.Printf("enrolled %d nodes with a port each and started their introspections in %v\n",
 		len(nodes), time.Since(began).Round(time.Millisecond))
 
-	var prof *os.File
-	if o.cpuprofile != "" {
-		if prof, err = os.Create(o.cpuprofile); err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(prof); err != nil {
-			return err
-		}
+	stopProfile, err := startProfile(o.cpuprofile, "inspector")
+	if err != nil {
+		return 0, err
 	}
 	var rounds []result
 	for r := range o.rounds {
 		if r > 0 {
 			if err := restart(l, nodes); err != nil {
-				return err
+				return 0, err
 			}
 		}
-		res := post(l.srv.URL+"/v1/continue", bodies, o.workers)
+		res := post(l.srv.URL+"/v1/continue", bodies, o.workers, http.StatusOK)
 		rounds = append(rounds, res)
 		if len(res.failures) > 0 {
 			break
 		}
 	}
-	if prof != nil {
-		pprof.StopCPUProfile()
-		prof.Close()
-	}
+	stopProfile()
 
-	printTable(o, len(bodies[0]), rounds)
+	rate := printTable(o, "inspector /v1/continue", len(bodies[0]), rounds)
 	for _, res := range rounds {
 		if len(res.failures) > 0 {
-			return fmt.Errorf("%d reports refused, first: %s", len(res.failures), res.failures[0])
+			return 0, fmt.Errorf("%d reports refused, first: %s", len(res.failures), res.failures[0])
 		}
 	}
-	return check(l, nodes)
+	return rate, check(l, nodes)
 }
 
-func startLab(dir string, o options) (*lab, error) {
+// runAgent is the agent path; it returns the reports accepted per second.
+func runAgent(dir string, o options, bodies [][]byte) (float64, error) {
+	db, closeDB, err := openStore(filepath.Join(dir, "agent"), o)
+	if err != nil {
+		return 0, err
+	}
+	defer closeDB()
+	l, err := startAgentLab(db, o.storeData != "none")
+	if err != nil {
+		return 0, err
+	}
+	defer l.stop()
+	nodes, err := enrollAgent(l, len(bodies))
+	if err != nil {
+		return 0, err
+	}
+	stopProfile, err := startProfile(o.cpuprofile, "agent")
+	if err != nil {
+		return 0, err
+	}
+	var rounds []result
+	var done []time.Duration
+	for r := range o.rounds {
+		if r > 0 {
+			if err := restartAgent(l, nodes); err != nil {
+				return 0, err
+			}
+		}
+		res := post(l.srv.URL+"/v1/continue_inspection", bodies, o.workers, http.StatusAccepted)
+		rounds = append(rounds, res)
+		if len(res.failures) > 0 {
+			break
+		}
+		posted := map[string]time.Time{}
+		for i, at := range res.postedAt {
+			posted[nodes[i]] = at
+		}
+		d, err := waitAgent(l, nodes, posted, 10*time.Minute)
+		if err != nil {
+			return 0, err
+		}
+		done = append(done, d...)
+	}
+	stopProfile()
+	rate := printTable(o, "agent /v1/continue_inspection (accepted)", len(bodies[0]), rounds)
+	for _, res := range rounds {
+		if len(res.failures) > 0 {
+			return 0, fmt.Errorf("%d reports refused, first: %s", len(res.failures), res.failures[0])
+		}
+	}
+	slices.Sort(done)
+	fmt.Printf("report → manageable (%d reports): p50 %s, p90 %s, p99 %s, max %s; busy answers retried: %d\n",
+		len(done), ms(percentile(done, .5)), ms(percentile(done, .9)), ms(percentile(done, .99)), ms(done[len(done)-1]), totalRetries(rounds))
+	return rate, checkAgent(l, nodes, o.storeData != "none")
+}
+
+// startProfile starts a CPU profile of one path's rounds into
+// <file>.<path> ("" profiles nothing); the returned function stops it.
+func startProfile(file, path string) (func(), error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(file + "." + path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// openStore opens the SQLite database under dir, or a database in a
+// throwaway PostgreSQL cluster with -postgres; closeDB closes it and
+// stops the cluster.
+func openStore(dir string, o options) (store.Store, func(), error) {
 	ctx := context.Background()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, err
+	}
 	conn := "sqlite://" + filepath.Join(dir, "ferro.db")
 	var pg *pgtest.Cluster
 	if o.postgres {
 		var err error
 		if pg, err = pgtest.StartCluster(); err != nil {
-			return nil, fmt.Errorf("start PostgreSQL: %w", err)
+			return nil, nil, fmt.Errorf("start PostgreSQL: %w", err)
 		}
 		if conn, _, err = pg.CreateDatabase(ctx); err != nil {
 			pg.Stop()
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	db, err := sqlstore.Open(ctx, conn)
@@ -182,6 +287,20 @@ func startLab(dir string, o options) (*lab, error) {
 		if pg != nil {
 			pg.Stop()
 		}
+		return nil, nil, err
+	}
+	return db, func() {
+		db.Close()
+		if pg != nil {
+			pg.Stop()
+		}
+	}, nil
+}
+
+func startLab(dir string, o options) (*lab, error) {
+	ctx := context.Background()
+	db, closeDB, err := openStore(dir, o)
+	if err != nil {
 		return nil, err
 	}
 	types := []driver.HardwareType{fake.HardwareType}
@@ -191,7 +310,7 @@ func startLab(dir string, o options) (*lab, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cond := conductor.New(conductor.Options{Store: db, Registry: reg, Log: quiet, Host: "bench", Workers: 100,
 		PowerTimeout: time.Minute, HeartbeatTimeout: time.Minute, InspectWaitTimeout: 30 * time.Minute})
-	l := &lab{db: db, pg: pg, cond: cond}
+	l := &lab{db: db, closeDB: closeDB, cond: cond}
 	if err := cond.Start(ctx); err != nil {
 		l.closeDB()
 		return nil, err
@@ -210,14 +329,6 @@ func startLab(dir string, o options) (*lab, error) {
 	return l, nil
 }
 
-// closeDB closes the store and stops PostgreSQL if the lab started it.
-func (l *lab) closeDB() {
-	l.db.Close()
-	if l.pg != nil {
-		l.pg.Stop()
-	}
-}
-
 func (l *lab) stop() {
 	l.srv.Close()
 	l.svc.Close()
@@ -232,28 +343,20 @@ func mac(n, i int) string {
 	return fmt.Sprintf("3c:fd:%02x:%02x:%02x:%02x", n>>16&0xff, n>>8&0xff, n&0xff, i)
 }
 
-// enroll creates the nodes, each with a port for its first NIC's MAC,
-// starts their introspections (manage_boot=false, no token) and returns
-// each node's report.
-func enroll(l *lab, count int, template []byte) ([]string, [][]byte, error) {
-	ctx := context.Background()
+// makeBodies is node n's report for every n: the template with MAC
+// addresses of its own and a BMC address of its own.
+func makeBodies(count int, template []byte) ([][]byte, error) {
 	var doc map[string]any
 	dec := json.NewDecoder(bytes.NewReader(template))
 	dec.UseNumber()
 	if err := dec.Decode(&doc); err != nil {
-		return nil, nil, fmt.Errorf("payload: %w", err)
+		return nil, fmt.Errorf("payload: %w", err)
 	}
 	inv, _ := doc["inventory"].(map[string]any)
 	ifaces, _ := inv["interfaces"].([]any)
 	if len(ifaces) == 0 {
-		return nil, nil, errors.New("payload has no interfaces")
+		return nil, errors.New("payload has no interfaces")
 	}
-	ifs := map[string]string{}
-	for _, k := range driver.Kinds {
-		ifs[k] = "fake"
-	}
-	ifs["network"] = "noop"
-	var ids []string
 	var bodies [][]byte
 	for n := range count {
 		for i, iface := range ifaces {
@@ -264,14 +367,33 @@ func enroll(l *lab, count int, template []byte) ([]string, [][]byte, error) {
 		}
 		doc["boot_interface"] = "01-" + dashes(mac(n, 0))
 		// The BMC address is the node's own too; nodes are found by MAC.
-		inv["bmc_address"] = fmt.Sprintf("10.%d.%d.%d", 100+n>>16&0xff, n>>8&0xff, n&0xff)
+		inv["bmc_address"] = bmcAddress(n)
 		inv["bmc_v6address"] = "::/0"
 		b, err := json.Marshal(doc)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		bodies = append(bodies, b)
+	}
+	return bodies, nil
+}
 
+// enroll creates the nodes, each with a port for its first NIC's MAC,
+// starts their introspections (manage_boot=false, no token) and returns
+// each node's report.
+func enroll(l *lab, count int, template []byte) ([]string, [][]byte, error) {
+	ctx := context.Background()
+	bodies, err := makeBodies(count, template)
+	if err != nil {
+		return nil, nil, err
+	}
+	ifs := map[string]string{}
+	for _, k := range driver.Kinds {
+		ifs[k] = "fake"
+	}
+	ifs["network"] = "noop"
+	var ids []string
+	for n := range count {
 		node := &baremetal.Node{UUID: uuid.NewString(), Name: fmt.Sprintf("bench-%04d", n), Driver: "fake-hardware",
 			ProvisionState: "manageable", PowerState: baremetal.PowerOff, Interfaces: ifs, DriverInfo: baremetal.JSON{},
 			DriverInternalInfo: baremetal.JSON{}, Properties: baremetal.JSON{}, Extra: baremetal.JSON{}, InstanceInfo: baremetal.JSON{}}
@@ -290,6 +412,9 @@ func enroll(l *lab, count int, template []byte) ([]string, [][]byte, error) {
 	}
 	return ids, bodies, nil
 }
+
+// bmcAddress is node n's BMC address.
+func bmcAddress(n int) string { return fmt.Sprintf("10.%d.%d.%d", 100+n>>16&0xff, n>>8&0xff, n&0xff) }
 
 func dashes(mac string) string {
 	b := []byte(mac)
@@ -315,16 +440,29 @@ type result struct {
 	wall      time.Duration
 	latencies []time.Duration
 	failures  []string
+	// postedAt is when body i was first posted; retries counts the
+	// answers 503 (busy, retried as the agent does).
+	postedAt []time.Time
+	retries  int
+}
+
+func totalRetries(rs []result) int {
+	n := 0
+	for _, r := range rs {
+		n += r.retries
+	}
+	return n
 }
 
 // post sends every body once, from workers goroutines sharing one
-// keep-alive HTTP client, in an order that spreads the nodes.
-func post(url string, bodies [][]byte, workers int) result {
+// keep-alive HTTP client, in an order that spreads the nodes; want is the
+// status of an accepted report, and a 503 is retried as the agent does.
+func post(url string, bodies [][]byte, workers int, want int) result {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
 	defer client.CloseIdleConnections()
 	var next atomic.Int64
 	var mu sync.Mutex
-	res := result{latencies: make([]time.Duration, 0, len(bodies))}
+	res := result{latencies: make([]time.Duration, 0, len(bodies)), postedAt: make([]time.Time, len(bodies))}
 	var wg sync.WaitGroup
 	began := time.Now()
 	for range workers {
@@ -337,21 +475,34 @@ func post(url string, bodies [][]byte, workers int) result {
 					return
 				}
 				// A stride, so that concurrent reports are for nodes far apart.
-				body := bodies[(i*7919)%len(bodies)]
+				k := (i * 7919) % len(bodies)
+				body := bodies[k]
 				start := time.Now()
-				resp, err := client.Post(url, "application/json", bytes.NewReader(body))
 				var msg string
-				if err == nil {
-					b, _ := io.ReadAll(resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK {
-						msg = fmt.Sprintf("%d %s", resp.StatusCode, b)
+				retries := 0
+				for {
+					resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+					msg = ""
+					if err == nil {
+						b, _ := io.ReadAll(resp.Body)
+						resp.Body.Close()
+						if resp.StatusCode == http.StatusServiceUnavailable && retries < 100 {
+							retries++
+							time.Sleep(50 * time.Millisecond)
+							continue
+						}
+						if resp.StatusCode != want {
+							msg = fmt.Sprintf("%d %s", resp.StatusCode, b)
+						}
+					} else {
+						msg = err.Error()
 					}
-				} else {
-					msg = err.Error()
+					break
 				}
 				d := time.Since(start)
 				mu.Lock()
+				res.postedAt[k] = start
+				res.retries += retries
 				res.latencies = append(res.latencies, d)
 				if msg != "" {
 					res.failures = append(res.failures, msg)
@@ -374,13 +525,14 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[i]
 }
 
-func printTable(o options, size int, rounds []result) {
+// printTable prints the rounds of one path and returns its reports per second.
+func printTable(o options, path string, size int, rounds []result) float64 {
 	engine := "SQLite"
 	if o.postgres {
 		engine = "PostgreSQL (local cluster)"
 	}
-	fmt.Printf("\ninspector /v1/continue: %d-byte report (40 NICs, 24 disks, LLDP), %d introspections waiting, %s (store_data=%s), %d workers over HTTP, GOMAXPROCS %d\n\n",
-		size, o.nodes, engine, o.storeData, o.workers, runtime.GOMAXPROCS(0))
+	fmt.Printf("\n%s: %d-byte report (40 NICs, 24 disks, LLDP), %d nodes waiting, %s (store_data=%s), %d workers over HTTP, GOMAXPROCS %d\n\n",
+		path, size, o.nodes, engine, o.storeData, o.workers, runtime.GOMAXPROCS(0))
 	fmt.Printf("%-6s %8s %7s %9s %11s %9s %9s %9s %9s\n", "round", "reports", "failed", "wall", "reports/s", "p50", "p90", "p99", "max")
 	var all []time.Duration
 	var wall time.Duration
@@ -402,13 +554,14 @@ func printTable(o options, size int, rounds []result) {
 		// The target is the embedded default's; PostgreSQL shares these
 		// two cores with its server here, and scales out across machines.
 		fmt.Printf("\n%.0f reports/s on PostgreSQL (the ≥ %d reports/s target is SQLite's)\n", rate, targetRate)
-		return
+		return rate
 	}
 	verdict := "met"
 	if rate < targetRate {
 		verdict = "NOT met"
 	}
 	fmt.Printf("\ntarget ≥ %d reports/s: %s (%.0f reports/s, %.2f× the target)\n", targetRate, verdict, rate, rate/targetRate)
+	return rate
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }

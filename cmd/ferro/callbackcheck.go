@@ -113,3 +113,30 @@ func callbackSettings(cfg *config.Config) callback.Settings {
 	return callback.Settings{CallbackEndpointOverride: ic.CallbackEndpointOverride, EndpointOverride: ic.EndpointOverride,
 		ListenAddress: ic.ListenAddress, ListenPort: ic.ListenPort}
 }
+
+// apiCallback are the options that decide the agent inspect interface's
+// callback URL: [service_catalog]endpoint_override, else the API's listener.
+func apiCallback(cfg *config.Config) callback.APISettings {
+	return callback.APISettings{EndpointOverride: cfg.ServiceCatalog.EndpointOverride,
+		HostIP: cfg.API.HostIP, Port: cfg.API.Port, TLS: cfg.API.EnableSSLAPI}
+}
+
+// warnAgentCallback warns at start when the agent inspect interface's
+// callback (apiCallback) is one no ramdisk can reach: every managed agent
+// inspection would then fail its validation.
+func warnAgentCallback(cfg *config.Config, log *slog.Logger) {
+	if !slices.Contains(cfg.Default.Enabled("inspect"), "agent") {
+		return
+	}
+	t, err := apiCallback(cfg).Resolve()
+	switch {
+	case err != nil:
+		log.Warn("the agent inspect interface's callback URL is not an http(s) URL; set [service_catalog]endpoint_override", "callback", t.Base)
+	case t.Unspecified:
+		log.Warn("the agent inspect interface's callback URL would be the API's unspecified listen address: managed agent inspections will fail validation; set [service_catalog]endpoint_override",
+			"callback", t.URL)
+	case t.Loopback && !cfg.Inspector.AllowLoopbackCallback:
+		log.Warn("the agent inspect interface's callback URL is a loopback address a ramdisk cannot reach: managed agent inspections will fail validation; set [service_catalog]endpoint_override",
+			"callback", t.URL)
+	}
+}

@@ -80,3 +80,28 @@ func TestCheckCallback(t *testing.T) {
 		})
 	}
 }
+
+func TestWarnAgentCallback(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(*config.Config)
+		want string
+	}{
+		{"the default loopback API", func(*config.Config) {}, "loopback address"},
+		{"an API on every address", func(c *config.Config) { c.API.HostIP = "0.0.0.0" }, "unspecified listen address"},
+		{"the override", func(c *config.Config) {
+			c.API.HostIP = "0.0.0.0"
+			c.ServiceCatalog.EndpointOverride = "http://192.0.2.10:6385"
+		}, ""},
+		{"loopback allowed", func(c *config.Config) { c.Inspector.AllowLoopbackCallback = true }, ""},
+		{"agent not enabled", func(c *config.Config) { c.Default.EnabledInspectInterfaces = []string{"inspector"} }, ""},
+	} {
+		cfg := defaultConfig()
+		tc.set(cfg)
+		var buf bytes.Buffer
+		warnAgentCallback(cfg, slog.New(slog.NewTextHandler(&buf, nil)))
+		if got := buf.String(); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: logged %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

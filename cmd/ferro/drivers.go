@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	bmcipmi "github.com/ferrometal/ferro/internal/bmc/ipmi"
@@ -19,6 +20,7 @@ import (
 	"github.com/ferrometal/ferro/internal/driver/pxe"
 	rfdriver "github.com/ferrometal/ferro/internal/driver/redfish"
 	"github.com/ferrometal/ferro/internal/driver/redfish/vmedia"
+	"github.com/ferrometal/ferro/internal/inspection"
 	"github.com/ferrometal/ferro/internal/neutron"
 	"github.com/ferrometal/ferro/internal/scrub"
 	"github.com/ferrometal/ferro/internal/store"
@@ -45,7 +47,8 @@ func defaultConfig() *config.Config { return config.Defaults(configHardware()) }
 // newRegistry builds the driver registry of hardwareTypes with
 // [DEFAULT]enabled_* and default_*, and registers the implementations
 // built into this binary.
-func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, ipmiClient *bmcipmi.Client, log *slog.Logger, obs *observability) (*driver.Registry, error) {
+func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Client, agentPipeline *inspection.Pipeline,
+	ipmiClient *bmcipmi.Client, log *slog.Logger, obs *observability) (*driver.Registry, error) {
 	e := driver.Enabled{Types: cfg.Default.EnabledHardwareTypes, Interfaces: map[string][]string{}, Defaults: map[string]string{}}
 	for _, kind := range driver.Kinds {
 		e.Interfaces[kind] = cfg.Default.Enabled(kind)
@@ -95,7 +98,7 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 		ic := cfg.Inspector
 		o := inspect.Options{Client: inspectClient, Callback: callbackSettings(cfg),
 			AllowLoopbackCallback: ic.AllowLoopbackCallback, ExtraKernelParams: ic.ExtraKernelParams,
-			RequireManagedBoot: ic.RequireManagedBoot, PowerOff: ic.PowerOff, Agent: ic.Agent,
+			RequireManagedBoot: requireManagedBoot(cfg, false), PowerOff: ic.PowerOff, Agent: ic.Agent,
 			DeployRamdisk: cfg.Conductor.DeployRamdisk, PowerTimeout: seconds(cfg.Conductor.PowerStateChangeTimeout),
 			Progress: obs.progress(conductor.NewProgress(db, cfg.Default.Host, log))}
 		if cfg.Inventory.DataBackend != "none" {
@@ -106,7 +109,73 @@ func newRegistry(cfg *config.Config, db store.Store, inspectClient inspect.Clien
 		}
 		reg.RegisterInspect("inspector", inspect.New(o))
 	}
+	if agentPipeline != nil {
+		reg.RegisterInspect("agent", inspect.NewAgent(agentOptions(cfg, db, agentPipeline, reg, log, obs)))
+	}
+	warnings, err := reg.CheckEnabled()
+	if err != nil {
+		return nil, fmt.Errorf("[DEFAULT]enabled_*_interfaces: %w", err)
+	}
+	for _, w := range warnings {
+		log.Warn("an enabled interface no hardware type of ferro has is ignored", "interface", w)
+	}
+	if err := checkDiscovery(cfg, reg); err != nil {
+		return nil, err
+	}
+	if dir := cfg.PXEFilter.DHCPHostsdir; dir != "" {
+		// Ironic's prepare_host: the directory is the operator's to create.
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("[pxe_filter]dhcp_hostsdir %q does not exist or is not a directory", dir)
+		}
+	}
 	return reg, nil
+}
+
+// requireManagedBoot is [inspector]require_managed_boot, or when unset the
+// interface's upstream default: true for agent (Ironic master), false
+// for inspector (Ironic 2023.1).
+func requireManagedBoot(cfg *config.Config, agent bool) bool {
+	if v := cfg.Inspector.RequireManagedBoot; v != nil {
+		return *v
+	}
+	return agent
+}
+
+// agentOptions are the agent inspect interface's options from
+// [inspector], [service_catalog], [api], [deploy], [agent] and
+// [inventory].
+func agentOptions(cfg *config.Config, db store.Store, p *inspection.Pipeline, reg *driver.Registry, log *slog.Logger, obs *observability) inspect.AgentOptions {
+	ic := cfg.Inspector
+	o := inspect.AgentOptions{Pipeline: p, Store: db, StoreInventory: cfg.Inventory.DataBackend != "none",
+		Callback: apiCallback(cfg), AllowLoopbackCallback: ic.AllowLoopbackCallback,
+		ExtraKernelParams: ic.ExtraKernelParams, RequireManagedBoot: requireManagedBoot(cfg, true),
+		PowerOff: ic.PowerOff, PreCreatePorts: ic.PreCreatePorts, ForceDHCP: ic.ForceDHCP, FastTrack: cfg.Deploy.FastTrack,
+		Agent: ic.Agent, DeployRamdisk: cfg.Conductor.DeployRamdisk, PowerTimeout: seconds(cfg.Conductor.PowerStateChangeTimeout),
+		Progress:   obs.progress(conductor.NewProgress(db, cfg.Default.Host, log)),
+		Logs:       &inspect.DeployLogs{Collect: cfg.Agent.DeployLogsCollect, Dir: cfg.Agent.DeployLogsLocalPath},
+		Interfaces: reg.DefaultInterfaces,
+	}
+	if cfg.DHCP.DHCPProvider == "builtin" {
+		o.Leases = leaseReleaser{store: db, log: log}
+	}
+	return o
+}
+
+// checkDiscovery refuses [auto_discovery] that cannot work: the driver
+// must be an enabled hardware type whose default inspect interface is
+// agent, which processes the discovered machine's report.
+func checkDiscovery(cfg *config.Config, reg *driver.Registry) error {
+	d := cfg.AutoDiscovery
+	if !d.Enabled {
+		return nil
+	}
+	if _, ok := reg.HardwareType(d.Driver); !ok {
+		return fmt.Errorf("[auto_discovery]driver %q is not an enabled hardware type", d.Driver)
+	}
+	if name, err := reg.DefaultInterface(d.Driver, "inspect"); err != nil || name != "agent" {
+		return fmt.Errorf("[auto_discovery]driver %q inspects with %q by default, not agent: set [DEFAULT]default_inspect_interface = agent", d.Driver, name)
+	}
+	return nil
 }
 
 // registerRedfish adds the redfish power, management and inspect

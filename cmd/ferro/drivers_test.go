@@ -15,7 +15,7 @@ func TestConfigDefaults_FromTheHardwareTypes(t *testing.T) {
 		"hardware_types": {"fake-hardware", "ipmi", "redfish"},
 		"boot":           {"fake", "pxe", "ipxe", "redfish-virtual-media"},
 		"deploy":         {"fake", "direct"},
-		"inspect":        {"fake", "no-inspect", "inspector", "redfish"},
+		"inspect":        {"fake", "agent", "inspector", "no-inspect", "redfish"},
 		"management":     {"fake", "ipmitool", "redfish"},
 		"network":        {"noop", "flat", "neutron"},
 		"power":          {"fake", "ipmitool", "redfish"},

@@ -37,6 +37,7 @@ func netbootOptions(cfg *config.Config, db dhcp.Store, events netboot.Events, lo
 			FirstACKTimeout: seconds(nb.TFTPFirstACKTimeout), StallTimeout: seconds(nb.TFTPStallTimeout),
 			WindowBytes: nb.TFTPWindowBytes, MaxAmplification: nb.TFTPMaxAmplification},
 		DHCPMaxLeasesPerNode:    nb.DHCPMaxLeasesPerNode,
+		DHCPDiscovery:           cfg.AutoDiscovery.Enabled,
 		AnyClientReadsNodeFiles: nb.NodeFilesAnyClient,
 		IPv6RA:                  nb.IPv6RA,
 		TFTPRoot:                cfg.PXE.TFTPRoot,

@@ -47,7 +47,12 @@ func conductorOptions(cfg *config.Config) conductor.Options {
 		PowerTimeout:      seconds(c.PowerStateChangeTimeout),
 		HeartbeatInterval: seconds(c.HeartbeatInterval), StatusCheckPeriod: seconds(cfg.Inspector.StatusCheckPeriod),
 		CheckProvisionStateInterval: seconds(c.CheckProvisionStateInterval),
-		HeartbeatTimeout:            seconds(c.HeartbeatTimeout), InspectWaitTimeout: seconds(c.InspectWaitTimeout)}
+		HeartbeatTimeout:            seconds(c.HeartbeatTimeout), InspectWaitTimeout: seconds(c.InspectWaitTimeout),
+		Discovery: conductor.Discovery{Enabled: cfg.AutoDiscovery.Enabled, Driver: cfg.AutoDiscovery.Driver,
+			InspectionScope: cfg.AutoDiscovery.InspectionScope, ResourceClass: cfg.Default.DefaultResourceClass,
+			ConductorGroup: cfg.Default.DefaultConductorGroup},
+		PXEFilter: conductor.PXEFilter{Dir: cfg.PXEFilter.DHCPHostsdir, SupportedInspectInterfaces: cfg.PXEFilter.SupportedInspectInterfaces,
+			Period: seconds(cfg.PXEFilter.SyncPeriod)}}
 }
 
 // inspectorOptions are the inspector's options from [processing],
@@ -64,8 +69,11 @@ func inspectorOptions(cfg *config.Config) inspector.Options {
 }
 
 // ironicOptions are the bare metal API's options.
-func ironicOptions(cfg *config.Config, db store.Store, cond ironic.Conductor, log *slog.Logger) ironic.Options {
+func ironicOptions(cfg *config.Config, db store.Store, cond *conductor.Conductor, log *slog.Logger) ironic.Options {
 	return ironic.Options{Store: db, Conductor: cond, Log: log, Version: buildVersion(),
 		MaxLimit: cfg.API.MaxLimit, PublicEndpoint: cfg.API.PublicEndpoint, HeartbeatTimeout: seconds(cfg.Conductor.HeartbeatTimeout),
-		Host: cfg.Default.Host, DefaultResourceClass: cfg.Default.DefaultResourceClass}
+		Host: cfg.Default.Host, DefaultResourceClass: cfg.Default.DefaultResourceClass,
+		Ramdisk: ironic.RamdiskOptions{Reports: cond, Disabled: !cfg.API.EnableRamdiskEndpoints,
+			MaxBodyBytes: int64(cfg.API.MaxJSONBodySizeInspection) << 10, ReadTimeout: seconds(cfg.Default.ClientSocketTimeout),
+			HeartbeatTimeout: cfg.API.RamdiskHeartbeatTimeout}}
 }

@@ -58,3 +58,18 @@ func pipelineOptions(cfg *config.Config, d inspection.Dialect, log *slog.Logger)
 	}
 	return o, nil
 }
+
+// agentPipeline builds the agent inspect interface's pipeline (Ironic
+// dialect) with the stored inspection rules of /v1/inspection_rules.
+func agentPipeline(cfg *config.Config, db inspection.RuleStore, log *slog.Logger) (*inspection.Pipeline, error) {
+	o, err := pipelineOptions(cfg, inspection.Ironic, log)
+	if err != nil {
+		return nil, err
+	}
+	o.Rules = inspection.StoredRules{Store: db}
+	p, err := inspection.New(o)
+	if err != nil {
+		return nil, fmt.Errorf("[inspector]hooks: %w", err)
+	}
+	return p, nil
+}

@@ -110,6 +110,7 @@ func serve(ctx context.Context, c command, args []string, stdout, stderr io.Writ
 	if err := checkCallback(cfg, roles, log); err != nil {
 		return fail(err)
 	}
+	warnAgentCallback(cfg, log)
 	sigs := subscribeSignals()
 	defer sigs.stop()
 	if err := runServer(ctx, cfg, roles, *dataDir, log, sigs); err != nil {
@@ -177,6 +178,12 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		insp    *inspector.Service
 		inspAPI http.Handler
 	)
+	// One budget for every API that takes reports: the inspector's
+	// /v1/continue and the bare metal API's /v1/continue_inspection.
+	budget, err := inspectorapi.NewReportBudget(int64(cfg.Processing.ReportMemoryBudget) << 20)
+	if err != nil {
+		return err
+	}
 	if has(roleInspector) {
 		bm, err := inspectorBareMetal(cfg, db, func() *conductor.Conductor { return cond }, has(roleAPI))
 		if err != nil {
@@ -203,24 +210,18 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		// After the group: the manage_boot reboots and power-offs it runs
 		// in the background had the conductor's drain to finish.
 		defer insp.Close()
-		// One budget for every API that takes reports.
-		budget, err := inspectorapi.NewReportBudget(int64(cfg.Processing.ReportMemoryBudget) << 20)
-		if err != nil {
-			return err
-		}
 		inspAPI = inspectorapi.New(inspectorapi.Options{Service: insp, Rules: db, Log: log, MaxLimit: cfg.API.MaxLimit,
 			MaxConcurrentReports: cfg.Processing.MaxConcurrentReports, Budget: budget,
 			ReportReadTimeout: seconds(cfg.Default.ClientSocketTimeout)})
 	}
 
 	// The agent inspect interface's pipeline ([inspector]hooks, the
-	// built-in rules): a hook that is unknown or lacks a dependency refuses
-	// the start, as Ironic's conductor refuses to load the interface. The
-	// interface takes it in the next step of issue 16.
-	if o, err := pipelineOptions(cfg, inspection.Ironic, log); err != nil {
+	// inspection rules and the built-in ones): a hook that is unknown or
+	// lacks a dependency refuses the start, as Ironic's conductor refuses
+	// to load the interface.
+	agentPipeline, err := agentPipeline(cfg, db, log)
+	if err != nil {
 		return err
-	} else if _, err := inspection.New(o); err != nil {
-		return fmt.Errorf("[inspector]hooks: %w", err)
 	}
 
 	inspectClient, err := inspectorClient(cfg, inspAPI)
@@ -236,7 +237,7 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		Observe:             obs.ipmi(),
 	})
 	defer ipmiClient.Close()
-	reg, err := newRegistry(cfg, db, inspectClient, ipmiClient, log, obs)
+	reg, err := newRegistry(cfg, db, inspectClient, agentPipeline, ipmiClient, log, obs)
 	if err != nil {
 		return err
 	}
@@ -275,7 +276,9 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 	}()
 	if has(roleAPI) {
 		mux := http.NewServeMux()
-		mux.Handle("/", ironic.New(ironicOptions(cfg, db, cond, log)))
+		io := ironicOptions(cfg, db, cond, log)
+		io.Ramdisk.Budget = budget
+		mux.Handle("/", ironic.New(io))
 		if inspAPI != nil {
 			// All-in-one: the inspector's routes on the main port too, so one open port is enough.
 			for _, p := range inspectorapi.Paths() {

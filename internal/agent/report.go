@@ -288,6 +288,26 @@ func (p *Poster) Post(ctx context.Context, rep *inventory.Report) ([]byte, error
 	}
 }
 
+// AcceptedNode is the UUID of the node an answer names: ironic-inspector's
+// and the bare metal API's at 1.1 {"uuid": …}, the lookup answer of
+// /v1/continue_inspection at ≥ 1.84 {"node": {"uuid": …}, "config": …};
+// "" for anything else.
+func AcceptedNode(answer []byte) string {
+	var a struct {
+		UUID string `json:"uuid"`
+		Node struct {
+			UUID string `json:"uuid"`
+		} `json:"node"`
+	}
+	if json.Unmarshal(answer, &a) != nil {
+		return ""
+	}
+	if a.UUID != "" {
+		return a.UUID
+	}
+	return a.Node.UUID
+}
+
 // once makes one attempt; retry says whether another may succeed.
 func (p *Poster) once(ctx context.Context, client *http.Client, body []byte) ([]byte, bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL, bytes.NewReader(body))

@@ -66,3 +66,31 @@ func TestPoster_GivesUpAtDeadline(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// The bare metal API's /v1/continue_inspection answers 202: at 1.1 (no
+// version header, as the agent posts) {"uuid"}, at ≥ 1.84 the lookup
+// answer; both are an accepted report naming the node.
+func TestPoster_ContinueInspectionAnswers(t *testing.T) {
+	for _, answer := range []string{
+		`{"uuid": "6d4c8a9e-1f2b-4c3d-8e5f-a1b2c3d4e5f6"}`,
+		`{"node": {"uuid": "6d4c8a9e-1f2b-4c3d-8e5f-a1b2c3d4e5f6", "properties": {}}, "config": {"agent_token": "x", "agent_token_required": true}}`,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-OpenStack-Ironic-API-Version") != "" {
+				t.Errorf("the agent sent a microversion: %q", r.Header.Get("X-OpenStack-Ironic-API-Version"))
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusAccepted)
+			w.Write([]byte(answer))
+		}))
+		p := &Poster{URL: srv.URL + "/v1/continue_inspection", Deadline: 10 * time.Second, MinBackoff: time.Millisecond}
+		got, err := p.Post(context.Background(), &inventory.Report{Inventory: &inventory.Inventory{}})
+		srv.Close()
+		if err != nil || AcceptedNode(got) != "6d4c8a9e-1f2b-4c3d-8e5f-a1b2c3d4e5f6" {
+			t.Errorf("answer %s: %v, node %q", answer, err, AcceptedNode(got))
+		}
+	}
+	if AcceptedNode([]byte(`not json`)) != "" {
+		t.Error("a body that is not JSON names a node")
+	}
+}

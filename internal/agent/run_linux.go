@@ -103,12 +103,14 @@ func Run(ctx context.Context, o Options) error {
 		postErr = errors.New("no " + callback.URLParam + " on the kernel command line: nothing to post to")
 	} else {
 		poster := &Poster{URL: p.CallbackURL, Token: p.Token, Deadline: p.PostTimeout, Log: log}
-		_, postErr = poster.Post(ctx, rep)
+		var answer []byte
+		answer, postErr = poster.Post(ctx, rep)
+		if postErr == nil {
+			log.Info("report posted", "node", AcceptedNode(answer), "elapsed", since(start))
+		}
 	}
 	if postErr != nil {
 		log.Error("report not posted", "err", postErr, "elapsed", since(start))
-	} else {
-		log.Info("report posted", "elapsed", since(start))
 	}
 	if !o.PID1 {
 		return postErr

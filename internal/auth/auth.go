@@ -73,8 +73,9 @@ type Authenticator interface {
 // IsPublic reports whether a request needs no credentials: the version
 // documents (GET /, /v1, /v1/ of both APIs; the inspector client reads
 // /v1/ before it authenticates) and the ramdisk's report, POST
-// /v1/continue, which the agent sends without credentials and which is
-// protected by the node lookup and the per-inspection token instead.
+// /v1/continue (inspector) and /v1/continue_inspection (bare metal API),
+// which the agent sends without credentials and which is protected by
+// the node lookup and the per-inspection token instead.
 func IsPublic(r *http.Request) bool {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
@@ -83,7 +84,7 @@ func IsPublic(r *http.Request) bool {
 			return true
 		}
 	case http.MethodPost:
-		return r.URL.Path == "/v1/continue"
+		return r.URL.Path == "/v1/continue" || r.URL.Path == "/v1/continue_inspection"
 	}
 	return false
 }

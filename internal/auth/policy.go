@@ -87,10 +87,13 @@ const (
 	RuleShowPassword = "show_password"
 	// RuleInspectorAdmin guards the inspector's API (all but the public routes).
 	RuleInspectorAdmin = "baremetal-introspection:admin"
-	RuleNodeListAll    = "baremetal:node:list_all"
-	RulePortListAll    = "baremetal:port:list_all"
-	RulePGListAll      = "baremetal:portgroup:list_all"
-	RuleAllocListAll   = "baremetal:allocation:list_all"
+	// RuleIPAContinueInspection guards POST /v1/continue_inspection,
+	// which anyone may call (the lookup protects it).
+	RuleIPAContinueInspection = "baremetal:driver:ipa_continue_inspection"
+	RuleNodeListAll           = "baremetal:node:list_all"
+	RulePortListAll           = "baremetal:port:list_all"
+	RulePGListAll             = "baremetal:portgroup:list_all"
+	RuleAllocListAll          = "baremetal:allocation:list_all"
 	// RuleAllocCreateRestricted allows an allocation for another project.
 	RuleAllocCreateRestricted = "baremetal:allocation:create_restricted"
 	// RuleNodeCreateSelfOwned lets a project admin create a node it owns.
@@ -220,6 +223,8 @@ var rules = map[string]rule{
 	"baremetal:allocation:delete":                       allocationMember,
 	"baremetal:allocation:update":                       allocationMember,
 	RulePublic:                                          func(*Credentials, Target) bool { return true },
+	// Ironic's check_str '': the ramdisk's report needs no credentials.
+	RuleIPAContinueInspection: func(*Credentials, Target) bool { return true },
 }
 
 // Allowed reports whether c may do what the rule guards on t. nil

@@ -65,6 +65,8 @@ var ironicRoutes = map[string]Route{
 	"GET /{$}":    {RulePublic, TargetNone},
 	"GET /v1":     {RulePublic, TargetNone},
 	"GET /v1/{$}": {RulePublic, TargetNone},
+	// The ramdisk's report: public (Ironic's check_str '').
+	"POST /v1/continue_inspection": {RuleIPAContinueInspection, TargetNone},
 
 	"GET /v1/nodes":                                         {"baremetal:node:list", TargetList},
 	"GET /v1/nodes/{$}":                                     {"baremetal:node:list", TargetList},

@@ -81,6 +81,11 @@ type Node struct {
 	AutomatedClean    *bool  `json:"automated_clean,omitempty"`
 	BootMode          string `json:"boot_mode,omitempty"`
 	SecureBoot        *bool  `json:"secure_boot,omitempty"`
+	// DisablePowerOff (API 1.95) says the node must never be powered off:
+	// the conductor and the inspect interfaces reboot it instead of
+	// powering it off and on, and leave it on where they would power it
+	// off at the end.
+	DisablePowerOff bool `json:"disable_power_off,omitempty"`
 
 	// Reservation is the hostname of the conductor holding the node's
 	// exclusive lock, or "". It is its own column in the store.
@@ -243,4 +248,8 @@ type Inventory struct {
 	NodeUUID   string `json:"node_uuid"`
 	Inventory  JSON   `json:"inventory"`
 	PluginData JSON   `json:"plugin_data"`
+	// EncodedInventory and EncodedPluginData, when set, are Inventory and
+	// PluginData already encoded as JSON (by processing's fast encoder):
+	// a store writes them as they are instead of encoding the maps again.
+	EncodedInventory, EncodedPluginData []byte `json:"-"`
 }

@@ -23,6 +23,15 @@ const (
 	TokenHeader = "X-Ferro-Inspection-Token"
 	// ContinuePath is appended to the inspector's base URL to form the callback URL.
 	ContinuePath = "/v1/continue"
+	// ContinueInspectionPath is appended to the bare metal API's base URL
+	// to form the agent inspect interface's callback URL (Ironic's
+	// /v1/continue_inspection).
+	ContinueInspectionPath = "/v1/continue_inspection"
+	// APIURLParam is the bare metal API's URL on the kernel command line,
+	// for fast track (ironic-python-agent's ipa-api-url).
+	APIURLParam = "ipa-api-url"
+	// CollectLLDPParam makes ironic-python-agent collect LLDP on every NIC.
+	CollectLLDPParam = "ipa-collect-lldp"
 )
 
 // ModuleList is where ferro's ramdisk lists the kernel modules its agent

@@ -38,8 +38,9 @@ type Target struct {
 	// Base is the inspector's base URL and Option the option(s) it came
 	// from, for messages.
 	Base, Option string
-	// URL is where the agent posts its report: Base with /v1/continue
-	// appended (only continue after a /v1), or MDNS.
+	// URL is where the agent posts its report: Base with /v1/continue or
+	// /v1/continue_inspection appended (after a /v1 only the last
+	// segment), or MDNS.
 	URL string
 	// HostPort is URL's host and port as written, Host its host name and
 	// Port its port (the scheme's when it names none; -1 when it is not a
@@ -50,6 +51,9 @@ type Target struct {
 	// reach; whether that is allowed is the caller's to decide
 	// ([inspector]allow_loopback_callback).
 	Loopback bool
+	// Unspecified says Host is 0.0.0.0 or ::, a listener's address no
+	// ramdisk can post to.
+	Unspecified bool
 }
 
 // ErrNotHTTP is returned (wrapped) by Resolve for a base that is not an
@@ -62,15 +66,53 @@ var ErrNotHTTP = errors.New("not an http(s) URL")
 // is written: the inspect interface builds kernel command lines with it
 // and `ferro serve` checks it against its listeners at start.
 func (s Settings) Resolve() (Target, error) {
-	t := Target{Base: s.CallbackEndpointOverride, Option: "[inspector]callback_endpoint_override"}
-	if t.Base == "" {
-		t.Base, t.Option = s.EndpointOverride, "[inspector]endpoint_override"
+	base, option := s.CallbackEndpointOverride, "[inspector]callback_endpoint_override"
+	if base == "" {
+		base, option = s.EndpointOverride, "[inspector]endpoint_override"
 	}
-	if t.Base == "" {
-		t.Base = "http://" + net.JoinHostPort(s.ListenAddress, strconv.Itoa(s.ListenPort))
-		t.Option = "[inspector]listen_address and listen_port (no callback_endpoint_override)"
+	if base == "" {
+		base = "http://" + net.JoinHostPort(s.ListenAddress, strconv.Itoa(s.ListenPort))
+		option = "[inspector]listen_address and listen_port (no callback_endpoint_override)"
 	}
-	if t.Base == MDNS {
+	return resolve(base, option, ContinuePath, true)
+}
+
+// APISettings are the options that decide the bare metal API's URL the
+// agent inspect interface's ramdisk reaches (Ironic's
+// get_ironic_api_url, without a Keystone catalog).
+type APISettings struct {
+	// EndpointOverride is [service_catalog]endpoint_override.
+	EndpointOverride string
+	// HostIP and Port are the API's listener ([api]host_ip and port);
+	// TLS is [api]enable_ssl_api.
+	HostIP string
+	Port   int
+	TLS    bool
+}
+
+// Resolve returns the agent interface's callback:
+// [service_catalog]endpoint_override, else the API's listener, with
+// /v1/continue_inspection appended (after a /v1 only continue_inspection,
+// as Ironic's get_inspection_callback). Target.Base is the API's URL,
+// which fast track puts on the kernel line as ipa-api-url.
+func (s APISettings) Resolve() (Target, error) {
+	base, option := strings.TrimRight(s.EndpointOverride, "/"), "[service_catalog]endpoint_override"
+	if base == "" {
+		scheme := "http"
+		if s.TLS {
+			scheme = "https"
+		}
+		base = scheme + "://" + net.JoinHostPort(s.HostIP, strconv.Itoa(s.Port))
+		option = "[api]host_ip and port (no [service_catalog]endpoint_override)"
+	}
+	return resolve(base, option, ContinueInspectionPath, false)
+}
+
+// resolve parses base and appends path (only its last segment after a
+// /v1 base); mdns passes through when allowMDNS.
+func resolve(base, option, path string, allowMDNS bool) (Target, error) {
+	t := Target{Base: base, Option: option}
+	if allowMDNS && t.Base == MDNS {
 		t.URL = MDNS
 		return t, nil
 	}
@@ -90,13 +132,14 @@ func (s Settings) Resolve() (Target, error) {
 	}
 	ip := net.ParseIP(t.Host)
 	t.Loopback = t.Host == "localhost" || (ip != nil && ip.IsLoopback())
-	path := strings.TrimRight(u.Path, "/")
-	if strings.HasSuffix(path, "/v1") {
-		path += strings.TrimPrefix(ContinuePath, "/v1")
+	t.Unspecified = t.Host == "" || (ip != nil && ip.IsUnspecified())
+	p := strings.TrimRight(u.Path, "/")
+	if strings.HasSuffix(p, "/v1") {
+		p += strings.TrimPrefix(path, "/v1")
 	} else {
-		path += ContinuePath
+		p += path
 	}
-	u.Path = path
+	u.Path = p
 	t.URL = u.String()
 	return t, nil
 }

@@ -57,3 +57,27 @@ func TestSettings_External(t *testing.T) {
 		t.Error("callback_endpoint_override takes the callback back")
 	}
 }
+
+// The agent interface's callback: [service_catalog]endpoint_override,
+// else the API's listener, with /v1/continue_inspection (after a /v1,
+// only continue_inspection), as Ironic's get_inspection_callback.
+func TestAPISettings_Resolve(t *testing.T) {
+	for _, tc := range []struct {
+		s                 APISettings
+		url, base         string
+		loop, unspecified bool
+	}{
+		{APISettings{EndpointOverride: "http://192.0.2.1:6385"}, "http://192.0.2.1:6385/v1/continue_inspection", "http://192.0.2.1:6385", false, false},
+		{APISettings{EndpointOverride: "https://api.example/baremetal/v1/"}, "https://api.example/baremetal/v1/continue_inspection", "https://api.example/baremetal/v1", false, false},
+		{APISettings{HostIP: "127.0.0.1", Port: 6385}, "http://127.0.0.1:6385/v1/continue_inspection", "http://127.0.0.1:6385", true, false},
+		{APISettings{HostIP: "0.0.0.0", Port: 6385, TLS: true}, "https://0.0.0.0:6385/v1/continue_inspection", "https://0.0.0.0:6385", false, true},
+	} {
+		got, err := tc.s.Resolve()
+		if err != nil || got.URL != tc.url || got.Base != tc.base || got.Loopback != tc.loop || got.Unspecified != tc.unspecified {
+			t.Errorf("%+v: %+v, %v", tc.s, got, err)
+		}
+	}
+	if _, err := (APISettings{EndpointOverride: "ftp://x"}).Resolve(); err == nil {
+		t.Error("an ftp URL resolved")
+	}
+}

@@ -51,6 +51,11 @@ type Options struct {
 	InspectWaitTimeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Discovery is [auto_discovery]: a report no node matches enrolls one.
+	Discovery Discovery
+	// PXEFilter is [pxe_filter]: the allow and deny files of an external
+	// dnsmasq, synced periodically; a zero Dir syncs nothing.
+	PXEFilter PXEFilter
 	// APIOnly is for a process with the api role but not the conductor
 	// role. With no RPC between roles it runs the work of the requests it
 	// takes itself, so it registers and heart-beats, and other conductors
@@ -159,6 +164,9 @@ func (c *Conductor) Start(ctx context.Context) error {
 	}
 	if err := c.refreshRing(ctx); err != nil {
 		return err
+	}
+	if !c.apiOnly {
+		c.SyncPXEFilter(ctx) // before the first period, as Ironic's start
 	}
 	pctx, cancel := context.WithCancel(context.Background())
 	c.stopPeriodic = cancel

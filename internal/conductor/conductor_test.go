@@ -98,7 +98,11 @@ func (r *rig) advance(d time.Duration) {
 	r.mu.Unlock()
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { return newRigWith(t, nil) }
+
+// newRigWith is newRig with the conductor's options and the registry's
+// enabled interfaces changed by change (nil: none).
+func newRigWith(t *testing.T, change func(*Options, *driver.Enabled)) *rig {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "ferro.db"))
@@ -111,6 +115,10 @@ func newRig(t *testing.T) *rig {
 	for _, k := range driver.Kinds {
 		enabled.Interfaces[k] = append(enabled.Interfaces[k], "waiting", "blocking", "storing")
 	}
+	var opts Options
+	if change != nil {
+		change(&opts, &enabled)
+	}
 	reg := driver.NewRegistry(types, enabled)
 	fake.Register(reg)
 	reg.RegisterNetwork("noop", network.Noop{})
@@ -122,7 +130,8 @@ func newRig(t *testing.T) *rig {
 	reg.RegisterPower("blocking", r.block)
 	// [conductor]'s defaults, with the periodic tasks off: the tests run them.
 	r.opts = Options{Store: db, Registry: reg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock,
-		Host: "c1", Workers: 4, PowerTimeout: time.Minute, HeartbeatTimeout: time.Minute, InspectWaitTimeout: 30 * time.Minute, Observer: r.obs}
+		Host: "c1", Workers: 4, PowerTimeout: time.Minute, HeartbeatTimeout: time.Minute, InspectWaitTimeout: 30 * time.Minute, Observer: r.obs,
+		Discovery: opts.Discovery, PXEFilter: opts.PXEFilter}
 	r.c = New(r.opts)
 	if err := r.c.Start(ctx); err != nil {
 		t.Fatal(err)

@@ -74,19 +74,22 @@ const HardwareChangesEventType = "hardware changes"
 // are logged: the node was inspected either way.
 func (c *Conductor) recordHardwareChanges(ctx context.Context, n *baremetal.Node) {
 	ctx = context.WithoutCancel(ctx)
-	cur, err := c.store.GetInventory(ctx, n.UUID)
-	if errors.Is(err, store.ErrNotFound) {
-		return
-	}
-	var prev []*store.InventoryRecord
-	if err == nil {
-		prev, err = c.store.ListInventoryHistory(ctx, n.UUID)
-	}
+	// The history first: a first inspection has none, and then the
+	// inventory it stored need not be read back.
+	prev, err := c.store.ListInventoryHistory(ctx, n.UUID)
 	if err != nil {
 		c.log.Warn("cannot compare the inventory with the previous one", "node", n.UUID, "error", err)
 		return
 	}
 	if len(prev) == 0 {
+		return
+	}
+	cur, err := c.store.GetInventory(ctx, n.UUID)
+	if errors.Is(err, store.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		c.log.Warn("cannot compare the inventory with the previous one", "node", n.UUID, "error", err)
 		return
 	}
 	changes := hardware.Compare(hardware.Read(&prev[0].Inventory), hardware.Read(cur))

@@ -24,15 +24,18 @@ func (c *Conductor) runPeriodic(ctx context.Context) {
 		return time.NewTicker(d)
 	}
 	heartbeat := every(c.o.HeartbeatInterval)
-	var status, timeouts *time.Ticker
+	var status, timeouts, pxeFilter *time.Ticker
 	if !c.apiOnly {
 		status = every(c.o.StatusCheckPeriod)
 		timeouts = every(c.o.CheckProvisionStateInterval)
+		if c.o.PXEFilter.Dir != "" {
+			pxeFilter = every(c.o.PXEFilter.Period)
+		}
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			for _, t := range []*time.Ticker{heartbeat, status, timeouts} {
+			for _, t := range []*time.Ticker{heartbeat, status, timeouts, pxeFilter} {
 				if t != nil {
 					t.Stop()
 				}
@@ -53,6 +56,8 @@ func (c *Conductor) runPeriodic(ctx context.Context) {
 			c.CheckInspections(ctx)
 		case <-tick(timeouts):
 			c.CheckInspectTimeouts(ctx)
+		case <-tick(pxeFilter):
+			c.SyncPXEFilter(ctx)
 		}
 	}
 }

@@ -42,6 +42,12 @@ type Config struct {
 	Netboot         Netboot         `section:"netboot"`
 	Metrics         Metrics         `section:"metrics"`
 	Web             Web             `section:"web"`
+	// ServiceCatalog, AutoDiscovery, PXEFilter and Agent are Ironic's
+	// sections of the same names, for the agent inspect interface.
+	ServiceCatalog ServiceCatalog `section:"service_catalog"`
+	AutoDiscovery  AutoDiscovery  `section:"auto_discovery"`
+	PXEFilter      PXEFilter      `section:"pxe_filter"`
+	Agent          Agent          `section:"agent"`
 	// KeystoneAuthtoken and SSL are in security.go.
 	KeystoneAuthtoken KeystoneAuthtoken `section:"keystone_authtoken"`
 	SSL               SSL               `section:"ssl"`
@@ -84,6 +90,8 @@ type Default struct {
 	DefaultRescueInterface     string `ini:"default_rescue_interface"`
 	DefaultStorageInterface    string `ini:"default_storage_interface"`
 	DefaultResourceClass       string `ini:"default_resource_class"`
+	// DefaultConductorGroup is the conductor group of a node discovery enrolls.
+	DefaultConductorGroup string `ini:"default_conductor_group"`
 
 	// ClientSocketTimeout bounds, in seconds, reading one request (headers
 	// and body) and how long an idle keep-alive connection is kept
@@ -158,6 +166,14 @@ type API struct {
 	EnableSSLAPI bool `ini:"enable_ssl_api"`
 	// AllowInsecureNoauth permits noauth on a non-loopback address.
 	AllowInsecureNoauth bool `ini:"allow_insecure_noauth"`
+	// EnableRamdiskEndpoints serves POST /v1/continue_inspection; false
+	// answers 403 (an API the ramdisks must not reach).
+	EnableRamdiskEndpoints bool `ini:"enable_ramdisk_endpoints"`
+	// RamdiskHeartbeatTimeout is the agent's heartbeat_timeout in the
+	// lookup answer, in seconds.
+	RamdiskHeartbeatTimeout int `ini:"ramdisk_heartbeat_timeout"`
+	// MaxJSONBodySizeInspection bounds /v1/continue_inspection's body, in KiB.
+	MaxJSONBodySizeInspection int `ini:"max_json_body_size_inspection"`
 }
 
 // Database is [database].
@@ -196,19 +212,28 @@ type Conductor struct {
 // Inspector is [inspector]: both the inspector service's listener and the
 // conductor's view of the inspector it talks to.
 type Inspector struct {
-	ListenAddress             string `ini:"listen_address"`
-	ListenPort                int    `ini:"listen_port"`
-	EndpointOverride          string `ini:"endpoint_override"`
-	ClientAuth                `ini:",extends"`
-	CallbackEndpointOverride  string `ini:"callback_endpoint_override"`
-	ExtraKernelParams         string `ini:"extra_kernel_params"`
-	PowerOff                  bool   `ini:"power_off"`
-	RequireManagedBoot        bool   `ini:"require_managed_boot"`
-	StatusCheckPeriod         int    `ini:"status_check_period"`
-	AllowLoopbackCallback     bool   `ini:"allow_loopback_callback"`
-	PermitActiveIntrospection bool   `ini:"permit_active_introspection"`
-	CanManageBoot             bool   `ini:"can_manage_boot"`
-	IntrospectionDelay        int    `ini:"introspection_delay"`
+	ListenAddress            string `ini:"listen_address"`
+	ListenPort               int    `ini:"listen_port"`
+	EndpointOverride         string `ini:"endpoint_override"`
+	ClientAuth               `ini:",extends"`
+	CallbackEndpointOverride string `ini:"callback_endpoint_override"`
+	ExtraKernelParams        string `ini:"extra_kernel_params"`
+	PowerOff                 bool   `ini:"power_off"`
+	// RequireManagedBoot fails an inspection that cannot manage boot
+	// instead of falling back to an unmanaged boot. Unset, each interface
+	// has its upstream's default: true for agent (Ironic master), false
+	// for inspector (Ironic 2023.1).
+	RequireManagedBoot *bool `ini:"require_managed_boot"`
+	// PreCreatePorts creates ports from the BMC's MACs before an agent
+	// inspection boots the node.
+	PreCreatePorts bool `ini:"pre_create_ports"`
+	// ForceDHCP adds ipa-collect-lldp=1 to a managed agent inspection.
+	ForceDHCP                 bool `ini:"force_dhcp"`
+	StatusCheckPeriod         int  `ini:"status_check_period"`
+	AllowLoopbackCallback     bool `ini:"allow_loopback_callback"`
+	PermitActiveIntrospection bool `ini:"permit_active_introspection"`
+	CanManageBoot             bool `ini:"can_manage_boot"`
+	IntrospectionDelay        int  `ini:"introspection_delay"`
 	// Hooks is the agent inspect interface's hook pipeline, Ironic's
 	// names; "$default_hooks" stands for DefaultHooks.
 	Hooks        []string `ini:"hooks" delim:","`
@@ -366,6 +391,47 @@ type Deploy struct {
 	// HTTPListen is where the built-in netboot serves http_root; empty
 	// means the API port, under http_url's path.
 	HTTPListen string `ini:"http_listen"`
+	// FastTrack leaves the node powered on after an agent inspection and
+	// puts ipa-api-url on its kernel line (driver_info[fast_track] wins).
+	FastTrack bool `ini:"fast_track"`
+}
+
+// ServiceCatalog is [service_catalog]: where the bare metal API is, for
+// the agent inspect interface's callback URL (no Keystone catalog).
+type ServiceCatalog struct {
+	EndpointOverride string `ini:"endpoint_override"`
+}
+
+// AutoDiscovery is [auto_discovery]: a report no node matches enrolls one.
+type AutoDiscovery struct {
+	Enabled bool `ini:"enabled"`
+	// Driver is the enrolled node's hardware type (required when enabled).
+	Driver string `ini:"driver"`
+	// InspectionScope is set as the node's properties.inspection_scope.
+	InspectionScope string `ini:"inspection_scope"`
+}
+
+// PXEFilter is [pxe_filter]: the allow and deny files of an external
+// dnsmasq's dhcp-hostsdir.
+type PXEFilter struct {
+	// DHCPHostsdir is the directory; empty writes nothing.
+	DHCPHostsdir string `ini:"dhcp_hostsdir"`
+	// SupportedInspectInterfaces are the interfaces of the nodes whose
+	// ports are allowed while they are inspected.
+	SupportedInspectInterfaces []string `ini:"supported_inspect_interfaces" delim:","`
+	// SyncPeriod is the seconds between two syncs.
+	SyncPeriod int `ini:"sync_period"`
+}
+
+// Agent is [agent]: the ramdisk logs of the agent inspect interface.
+type Agent struct {
+	// DeployLogsCollect is always, on_failure or never.
+	DeployLogsCollect string `ini:"deploy_logs_collect"`
+	// DeployLogsStorageBackend is local (ferro has no swift).
+	DeployLogsStorageBackend string `ini:"deploy_logs_storage_backend"`
+	// DeployLogsLocalPath is the directory of the logs; empty means
+	// deploy-logs in the data directory.
+	DeployLogsLocalPath string `ini:"deploy_logs_local_path"`
 }
 
 // DHCP is [dhcp].
@@ -431,7 +497,8 @@ func Defaults(hw Hardware) *Config {
 			AuthStrategy:          AuthNoauth,
 			HTTPBasicAuthUserFile: "/etc/ironic/htpasswd",
 		},
-		API:      API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000, MaxConnections: 1024},
+		API: API{HostIP: "127.0.0.1", Port: 6385, MaxLimit: 1000, MaxConnections: 1024,
+			EnableRamdiskEndpoints: true, RamdiskHeartbeatTimeout: 300, MaxJSONBodySizeInspection: 16384},
 		Database: Database{MaxRetries: 10, RetryInterval: 10},
 		Conductor: Conductor{
 			WorkersPoolSize:             100,
@@ -449,6 +516,7 @@ func Defaults(hw Hardware) *Config {
 			ListenPort:              5050,
 			ClientAuth:              ClientAuth{AuthType: "none"},
 			PowerOff:                true,
+			PreCreatePorts:          true,
 			StatusCheckPeriod:       60,
 			CanManageBoot:           true,
 			IntrospectionDelay:      5,
@@ -490,6 +558,8 @@ func Defaults(hw Hardware) *Config {
 		Inventory: Inventory{DataBackend: "database", KeepPrevious: 5},
 		Metrics:   Metrics{Enabled: true, ListenAuth: true},
 		Web:       Web{Enabled: true, PageSize: 100},
+		PXEFilter: PXEFilter{SupportedInspectInterfaces: []string{"agent"}, SyncPeriod: 45},
+		Agent:     Agent{DeployLogsCollect: "on_failure", DeployLogsStorageBackend: "local"},
 		IPMI:      defaultIPMI(),
 		Redfish:   redfishDefaults(),
 		Netboot:   defaultNetboot(),
@@ -640,6 +710,12 @@ func checkTypes(secName string, sec *ini.Section, v reflect.Value, in *input) er
 			if _, err := parseBool(raw); err != nil {
 				want = "a boolean"
 			}
+		case reflect.Pointer:
+			if f.Type.Elem().Kind() == reflect.Bool {
+				if _, err := parseBool(raw); err != nil {
+					return fmt.Errorf("option %s: %q is not a boolean", opt, raw)
+				}
+			}
 		}
 		if want != "" {
 			return fmt.Errorf("%s: [%s]%s: %q is not %s", in.where(secName+"."+opt), secName, opt, raw, want)
@@ -728,6 +804,15 @@ func (c *Config) Validate() error {
 			bad("[metrics]listen %q is not host:port: %v", c.Metrics.Listen, err)
 		}
 	}
+	if c.AutoDiscovery.Enabled && c.AutoDiscovery.Driver == "" {
+		bad("[auto_discovery]driver must be set when [auto_discovery]enabled is true")
+	}
+	if c.PXEFilter.SyncPeriod < 1 {
+		bad("[pxe_filter]sync_period must be at least 1 (seconds)")
+	}
+	if c.API.MaxJSONBodySizeInspection < 4 {
+		bad("[api]max_json_body_size_inspection must be at least 4 (KiB)")
+	}
 	if c.Processing.MaxConcurrentReports < 0 {
 		bad("[processing]max_concurrent_reports must not be negative")
 	}
@@ -767,6 +852,8 @@ func (c *Config) Validate() error {
 		{"[inventory]data_backend", c.Inventory.DataBackend, []string{"none", "database"}},
 		{"[deploy]default_boot_mode", c.Deploy.DefaultBootMode, []string{"bios", "uefi"}},
 		{"[inspector]agent", c.Inspector.Agent, []string{"auto", "ironic-python-agent", "ferro-agent"}},
+		{"[agent]deploy_logs_collect", c.Agent.DeployLogsCollect, []string{"always", "on_failure", "never"}},
+		{"[agent]deploy_logs_storage_backend", c.Agent.DeployLogsStorageBackend, []string{"local"}},
 	} {
 		if !slices.Contains(opt.allowed, opt.val) {
 			bad("%s %q is not one of %s", opt.name, opt.val, strings.Join(opt.allowed, ", "))
@@ -832,6 +919,12 @@ func (c *Config) Options() [][2]string {
 			opt := optionName(f)
 			fv := sv.FieldByIndex(f.Index)
 			val := fmt.Sprint(fv.Interface())
+			if b, ok := fv.Interface().(*bool); ok {
+				val = "" // unset: the default depends on where it is used
+				if b != nil {
+					val = strconv.FormatBool(*b)
+				}
+			}
 			if s, ok := fv.Interface().([]string); ok {
 				val = strings.Join(s, ",")
 			}

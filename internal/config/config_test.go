@@ -185,3 +185,37 @@ func TestLoad_ClientAuthInEverySection(t *testing.T) {
 		}
 	}
 }
+
+// [inspector]require_managed_boot is unset by default, so that each
+// interface has its upstream's default; set, it is read as given, and a
+// word that is no boolean is refused. The agent interface's sections
+// have Ironic's defaults.
+func TestLoad_AgentInterfaceOptions(t *testing.T) {
+	cfg, _, err := Load("", nil, testHardware)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Inspector.RequireManagedBoot != nil || !cfg.Inspector.PreCreatePorts || cfg.Inspector.ForceDHCP ||
+		!cfg.API.EnableRamdiskEndpoints || cfg.API.MaxJSONBodySizeInspection != 16384 || cfg.AutoDiscovery.Enabled ||
+		cfg.PXEFilter.SyncPeriod != 45 || cfg.Agent.DeployLogsCollect != "on_failure" {
+		t.Errorf("defaults: %+v %+v %+v %+v %+v", cfg.Inspector, cfg.API, cfg.AutoDiscovery, cfg.PXEFilter, cfg.Agent)
+	}
+	for _, v := range []string{"false", "true"} {
+		cfg, _, err := Load("", []string{"FERRO_INSPECTOR_REQUIRE_MANAGED_BOOT=" + v}, testHardware)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := cfg.Inspector.RequireManagedBoot; b == nil || *b != (v == "true") {
+			t.Errorf("require_managed_boot=%s read as %v", v, b)
+		}
+	}
+	for _, env := range []string{"FERRO_INSPECTOR_REQUIRE_MANAGED_BOOT=sometimes", "FERRO_AUTO_DISCOVERY_ENABLED=true",
+		"FERRO_AGENT_DEPLOY_LOGS_COLLECT=sometimes", "FERRO_AGENT_DEPLOY_LOGS_STORAGE_BACKEND=swift", "FERRO_PXE_FILTER_SYNC_PERIOD=0"} {
+		if _, _, err := Load("", []string{env}, testHardware); err == nil {
+			t.Errorf("Load with %s: no error", env)
+		}
+	}
+	if _, _, err := Load("", []string{"FERRO_AUTO_DISCOVERY_ENABLED=true", "FERRO_AUTO_DISCOVERY_DRIVER=ipmi"}, testHardware); err != nil {
+		t.Errorf("discovery with a driver: %v", err)
+	}
+}

@@ -30,6 +30,9 @@ func (c *Config) ResolvePaths(dataDir string) error {
 	if c.Deploy.HTTPRoot == "" {
 		c.Deploy.HTTPRoot = filepath.Join(abs, "httpboot")
 	}
+	if c.Agent.DeployLogsLocalPath == "" {
+		c.Agent.DeployLogsLocalPath = filepath.Join(abs, "deploy-logs")
+	}
 	return nil
 }
 

@@ -39,6 +39,7 @@ var NotOptions = []string{
 	"FERRO_WEB_SCREENSHOTS", // test/web: where the browser lane's screenshots go
 	"FERRO_BEFORE",          // test/apicompare: the two binaries compared
 	"FERRO_AFTER",
+	"FERRO_IRONIC_POLICY", // test/auth: another Ironic's policy.py for the authorization table
 }
 
 // origin is where an option's value came from.

@@ -82,7 +82,7 @@ func TestLoad_IronicConfWithIgnoredOptions(t *testing.T) {
 		t.Fatalf("Load of an ironic.conf = %v, want the unknown names refused", err)
 	}
 	hint := err.Error()[strings.LastIndex(err.Error(), IgnoredOptionsHint):]
-	for _, name := range []string{"[DEFAULT]transport_url", "[agent]", "[api]api_workers", "[database]max_pool_size", "[oslo_messaging_rabbit]", "[pxe]pxe_append_params", "[keystone_authtoken]memcache_pool_maxsize"} {
+	for _, name := range []string{"[DEFAULT]transport_url", "[api]api_workers", "[database]max_pool_size", "[oslo_messaging_rabbit]", "[pxe]pxe_append_params", "[keystone_authtoken]memcache_pool_maxsize"} {
 		if !strings.Contains(hint, name) {
 			t.Errorf("the hint %q does not name %s", hint, name)
 		}
@@ -96,7 +96,8 @@ func TestLoad_IronicConfWithIgnoredOptions(t *testing.T) {
 		t.Fatalf("with the hint: %v", err)
 	}
 	if cfg.API.HostIP != "192.0.2.10" || cfg.Database.Connection != "postgresql://ironic:dbsecret@db.example:5432/ironic" ||
-		cfg.Conductor.DeployKernel != "file:///var/lib/ironic/images/ipa.kernel" || cfg.KeystoneAuthtoken.Username != "ironic" {
+		cfg.Conductor.DeployKernel != "file:///var/lib/ironic/images/ipa.kernel" || cfg.KeystoneAuthtoken.Username != "ironic" ||
+		cfg.Agent.DeployLogsCollect != "always" || cfg.Agent.DeployLogsLocalPath != "/var/log/ironic/deploy" {
 		t.Errorf("ferro's options not read: api %+v, database %q", cfg.API, cfg.Database.Connection)
 	}
 	if len(ignored) != len(une.Names) {

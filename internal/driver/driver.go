@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/inspection"
 )
 
 // Errors that callers branch on. Wrap them with %w and say what was done.
@@ -92,6 +93,15 @@ type VendorDetector interface {
 	DetectVendor(ctx context.Context, t *Task) (string, error)
 }
 
+// MACLister is a management interface that reads the MAC addresses of the
+// node's enabled NICs from the BMC (Ironic's get_mac_addresses), for the
+// ports an in-band inspection creates before it boots anything. An
+// interface without it (ipmitool, fake) is Ironic's
+// UnsupportedDriverExtension: the step is skipped.
+type MACLister interface {
+	MACAddresses(ctx context.Context, t *Task) ([]string, error)
+}
+
 // RamdiskParams are kernel command-line parameters for the ramdisk, in order.
 // A parameter with an empty Value and Flag set is written as a bare key.
 type RamdiskParams []RamdiskParam
@@ -150,6 +160,18 @@ type Inspect interface {
 	// Finish runs after Status reports finished or failed: teardown and,
 	// on success, storing what was learned. A returned error fails the node.
 	Finish(ctx context.Context, t *Task, st InspectStatus) error
+}
+
+// Continuer is an inspect interface that processes the agent's report
+// itself, in the conductor (Ironic's continue_inspection): the agent
+// interface. The conductor calls it with the node's exclusive lock held,
+// the node in inspecting (or, discovered, in enroll), on a worker.
+type Continuer interface {
+	// ContinueInspection processes the report, stores what was learned
+	// and tears the inspection down. An error fails the inspection with
+	// its message as last_error; the interface has torn down by then and
+	// changed nothing else on the node.
+	ContinueInspection(ctx context.Context, t *Task, rep *inspection.Report, extra map[string]any) error
 }
 
 // Validator is the validate-only interface of kinds ferro does not drive

@@ -51,7 +51,7 @@ func SharedInterfaces(own map[string][]string) map[string][]string {
 		"console":  {"no-console", "fake"},
 		"deploy":   {"direct", "fake"},
 		"firmware": {"no-firmware", "fake"},
-		"inspect":  {"no-inspect", "inspector", "fake"},
+		"inspect":  {"agent", "inspector", "no-inspect", "fake"},
 		"network":  {"flat", "noop", "neutron"},
 		"raid":     {"no-raid", "agent", "fake"},
 		"rescue":   {"no-rescue", "fake"},
@@ -301,6 +301,52 @@ func (r *Registry) DefaultInterface(hwType, kind string) (string, error) {
 	}
 	return names[0], nil
 }
+
+// DefaultInterfaces returns the interface of every kind a new node of
+// hwType gets (DefaultInterface of each), as node creation fills them.
+func (r *Registry) DefaultInterfaces(hwType string) (map[string]string, error) {
+	out := make(map[string]string, len(Kinds))
+	for _, kind := range Kinds {
+		name, err := r.DefaultInterface(hwType, kind)
+		if err != nil {
+			return nil, err
+		}
+		out[kind] = name
+	}
+	return out, nil
+}
+
+// CheckEnabled looks for enabled interfaces that no hardware type of this
+// binary has. Ironic refuses to start when an enabled interface cannot be
+// loaded; so does ferro for the kinds it drives (power, management, boot,
+// network, inspect), whose interfaces would otherwise be left out of every
+// node's choices without a word. For the kinds ferro only validates
+// (deploy, raid, firmware, …) such names are returned as warnings: an
+// Ironic configuration naming interfaces ferro has not got still starts.
+func (r *Registry) CheckEnabled() (warnings []string, err error) {
+	var unknown []string
+	for _, kind := range Kinds {
+		for _, name := range r.enabled[kind] {
+			if slices.ContainsFunc(r.all, func(ht HardwareType) bool { return slices.Contains(ht.Supported[kind], name) }) {
+				continue
+			}
+			msg := fmt.Sprintf("%q in enabled_%s_interfaces", name, kind)
+			if slices.Contains(DrivenKinds, kind) {
+				unknown = append(unknown, msg)
+			} else {
+				warnings = append(warnings, msg)
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		return warnings, fmt.Errorf("%w: no hardware type of this binary has the interface(s) %s", ErrInvalidParameter, strings.Join(unknown, ", "))
+	}
+	return warnings, nil
+}
+
+// DrivenKinds are the interface kinds ferro runs (the others it only
+// validates).
+var DrivenKinds = []string{"boot", "inspect", "management", "network", "power"}
 
 // CheckInterface returns an error unless name is a supported and enabled
 // interface of kind for hwType.

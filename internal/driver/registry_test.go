@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,5 +56,24 @@ func TestMissingProperties(t *testing.T) {
 	got := MissingProperties(props, map[string]any{"x": "", "y": nil, "z": "set"})
 	if diff := cmp.Diff([]string{"x"}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// An enabled interface no hardware type has refuses the start for the
+// kinds ferro drives (agent, before it existed, was silently dropped) and
+// is a warning for the kinds it only validates.
+func TestCheckEnabled(t *testing.T) {
+	types := []HardwareType{{Name: "t", Supported: map[string][]string{"inspect": {"agent", "no-inspect"}, "raid": {"no-raid"}}}}
+	e := EnableAll(types)
+	if w, err := NewRegistry(types, e).CheckEnabled(); err != nil || len(w) != 0 {
+		t.Errorf("every interface known: %v, %v", w, err)
+	}
+	e.Interfaces["raid"] = []string{"no-raid", "redfish"}
+	if w, err := NewRegistry(types, e).CheckEnabled(); err != nil || len(w) != 1 || !strings.Contains(w[0], `"redfish" in enabled_raid_interfaces`) {
+		t.Errorf("unknown raid interface: %v, %v; want one warning", w, err)
+	}
+	e.Interfaces["inspect"] = []string{"agent", "inspector-typo"}
+	if _, err := NewRegistry(types, e).CheckEnabled(); err == nil || !strings.Contains(err.Error(), `"inspector-typo" in enabled_inspect_interfaces`) {
+		t.Errorf("unknown inspect interface: %v, want an error naming it", err)
 	}
 }

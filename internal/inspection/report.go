@@ -16,6 +16,9 @@ type Report struct {
 	// Raw is the report as generic JSON (numbers as json.Number), unknown
 	// fields and nulls included: what is stored and what rules see.
 	Raw map[string]any
+	// Body is the report as it was posted (Decode's input), nil for a
+	// report NewReport wrapped.
+	Body []byte
 }
 
 // Decode decodes a report body, with the bounds every entry point applies
@@ -25,7 +28,7 @@ func Decode(body []byte) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Report{Typed: rep, Raw: raw}, nil
+	return &Report{Typed: rep, Raw: raw, Body: body}, nil
 }
 
 // NewReport wraps a report that was decoded already; raw may be nil, in

@@ -1,20 +1,13 @@
 package inspector
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"slices"
-	"strings"
 	"time"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
-	"github.com/google/uuid"
-
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/inspection"
 	"github.com/ferrometal/ferro/internal/inspection/plan"
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -55,6 +48,10 @@ type Local struct {
 	Power  PowerManager
 	// LockedNodeErr tells a locked node apart from other errors, so Apply can retry.
 	LockedNodeErr error
+	// Interfaces are a hardware type's default interfaces, for a plan
+	// that changes the driver (a rule's set-attribute of driver); nil
+	// refuses such a plan.
+	Interfaces func(driver string) (map[string]string, error)
 }
 
 // Node implements BareMetal.
@@ -80,7 +77,7 @@ func (l *Local) Apply(ctx context.Context, nodeUUID string, ch plan.Changes) err
 	}
 	return l.retryLocked(ctx, func() error {
 		return l.Locker.WithNodeLock(ctx, nodeUUID, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
-			return applyChanges(ctx, tx, n, ch)
+			return inspection.Apply(ctx, tx, n, ch, inspection.ApplyOptions{Interfaces: l.Interfaces})
 		})
 	})
 }
@@ -112,104 +109,6 @@ func retryWhileLocked(ctx context.Context, locked func(error) bool, fn func() er
 	}
 }
 
-// applyChanges applies a plan in upstream's order: create ports, delete
-// ports, patch ports, patch the node, then traits.
-func applyChanges(ctx context.Context, tx store.Store, n *baremetal.Node, ch plan.Changes) error {
-	for _, pc := range ch.CreatePorts {
-		p := &baremetal.Port{
-			UUID: uuid.NewString(), Address: strings.ToLower(pc.Address), NodeUUID: n.UUID, PXEEnabled: pc.PXEEnabled,
-			Extra: orEmpty(pc.Extra), LocalLinkConnection: orEmpty(pc.LocalLinkConnection), InternalInfo: baremetal.JSON{},
-		}
-		// A MAC already registered on another node is skipped with a
-		// warning, as ironic-inspector does, rather than failing the report.
-		if other, err := tx.GetPortByAddress(ctx, p.Address); err == nil {
-			slog.Warn("port not created: its MAC belongs to another node", "node", n.UUID, "mac", p.Address, "other_node", other.NodeUUID)
-			continue
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("look up port %s: %w", p.Address, err)
-		}
-		if err := tx.CreatePort(ctx, p); err != nil {
-			return fmt.Errorf("create port %s: %w", p.Address, err)
-		}
-	}
-	for _, ref := range ch.DeletePorts {
-		if err := tx.DeletePort(ctx, ref.UUID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("delete port %s: %w", ref.Address, err)
-		}
-	}
-	for _, pp := range ch.PatchPorts {
-		p, err := tx.GetPort(ctx, pp.UUID)
-		if err != nil {
-			return fmt.Errorf("patch port %s: %w", pp.Address, err)
-		}
-		if err := patch(p, pp.Ops, portPatchable); err != nil {
-			return fmt.Errorf("patch port %s: %w", pp.Address, err)
-		}
-		p.UUID, p.NodeUUID = pp.UUID, n.UUID
-		if err := tx.UpdatePort(ctx, p); err != nil {
-			return fmt.Errorf("patch port %s: %w", pp.Address, err)
-		}
-	}
-	if len(ch.NodePatch) > 0 || len(ch.AddTraits) > 0 || len(ch.RemoveTraits) > 0 {
-		reservation := n.Reservation
-		if err := patch(n, ch.NodePatch, nodePatchable); err != nil {
-			return fmt.Errorf("patch node %s: %w", n.UUID, err)
-		}
-		n.Reservation = reservation
-		for _, t := range ch.AddTraits {
-			if !slices.Contains(n.Traits, t) {
-				n.Traits = append(n.Traits, t)
-			}
-		}
-		for _, t := range ch.RemoveTraits {
-			n.Traits = slices.DeleteFunc(n.Traits, func(x string) bool { return x == t })
-		}
-		if err := tx.UpdateNode(ctx, n); err != nil {
-			return fmt.Errorf("update node %s: %w", n.UUID, err)
-		}
-	}
-	return nil
-}
-
-// Fields a processing plan may change, as Ironic's PATCH allows.
-var (
-	nodePatchable = plan.NodeFields
-	portPatchable = plan.PortFields
-)
-
-// patch applies RFC 6902 operations to v's JSON form, refusing fields not
-// in allowed, and decodes the result back into v with JSON types kept.
-func patch(v any, ops []plan.PatchOp, allowed map[string]bool) error {
-	if len(ops) == 0 {
-		return nil
-	}
-	for _, op := range ops {
-		field, _, _ := strings.Cut(strings.TrimPrefix(op.Path, "/"), "/")
-		if !allowed[field] {
-			return fmt.Errorf("path %s cannot be changed", op.Path)
-		}
-	}
-	doc, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	rawOps, err := json.Marshal(ops)
-	if err != nil {
-		return err
-	}
-	p, err := jsonpatch.DecodePatch(rawOps)
-	if err != nil {
-		return err
-	}
-	out, err := p.ApplyWithOptions(doc, &jsonpatch.ApplyOptions{EnsurePathExistsOnAdd: true, SupportNegativeIndices: true})
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(out))
-	dec.UseNumber()
-	return dec.Decode(v)
-}
-
 // SetBootDevice implements BareMetal.
 func (l *Local) SetBootDevice(ctx context.Context, nodeUUID, device string, persistent bool) error {
 	return l.retryLocked(ctx, func() error { return l.Power.SetBootDevice(ctx, nodeUUID, device, persistent) })
@@ -220,11 +119,4 @@ func (l *Local) SetBootDevice(ctx context.Context, nodeUUID, device string, pers
 // reboot this client asked for finds the node locked and is retried.
 func (l *Local) SetPowerState(ctx context.Context, nodeUUID, target string) error {
 	return l.retryLocked(ctx, func() error { return l.Power.ChangePowerState(ctx, nodeUUID, target, 0) })
-}
-
-func orEmpty(m map[string]any) baremetal.JSON {
-	if m == nil {
-		return baremetal.JSON{}
-	}
-	return m
 }

@@ -181,7 +181,21 @@ func (c *HTTPBareMetal) Apply(ctx context.Context, nodeUUID string, ch plan.Chan
 		}
 	}
 	if len(ch.NodePatch) > 0 {
-		if err := call(func() error { return nodes.Update(ctx, c.sc, nodeUUID, patchOps(ch.NodePatch).node()).Err }); err != nil {
+		update := func() error { return nodes.Update(ctx, c.sc, nodeUUID, patchOps(ch.NodePatch).node()).Err }
+		if ch.ResetInterfaces {
+			// A change of the driver (a rule's set-attribute): gophercloud's
+			// Update has no query, so the PATCH is built here.
+			update = func() error {
+				body := make([]map[string]any, len(ch.NodePatch))
+				for i, op := range ch.NodePatch {
+					body[i] = patchOp(op).m()
+				}
+				_, err := c.sc.Patch(ctx, c.sc.ServiceURL("nodes", nodeUUID)+"?reset_interfaces=True", body, nil,
+					&gophercloud.RequestOpts{OkCodes: []int{http.StatusOK}})
+				return err
+			}
+		}
+		if err := call(update); err != nil {
 			return fmt.Errorf("patch node %s: %w", nodeUUID, err)
 		}
 	}

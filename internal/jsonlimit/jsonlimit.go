@@ -81,3 +81,103 @@ func scan(b []byte, l Limits) (values, containers int, err error) {
 	}
 	return values, containers, nil
 }
+
+// Member returns the raw bytes of the value of key in the top-level
+// object b, as a decoder would take it (the last one when the key
+// repeats), so that a caller that stores that member as sent need not
+// encode its decoded form again. ok is false when b is not an object,
+// has no such member, or names a top-level key with an escape (which
+// could spell key): the caller then encodes the decoded value. b must be
+// valid JSON (decoded already); Member does not validate it.
+func Member(b []byte, key string) (value []byte, ok bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	i++
+	for {
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != '"' {
+			return value, ok
+		}
+		end, escaped := stringEnd(b, i)
+		if escaped {
+			return nil, false
+		}
+		name := b[i+1 : end-1]
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(b, i+1)
+		start := i
+		i = valueEnd(b, i)
+		if string(name) == key {
+			value, ok = b[start:i], true
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != ',' {
+			return value, ok
+		}
+		i++
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the string starting at b[i] (a
+// quote) and whether it holds an escape.
+func stringEnd(b []byte, i int) (int, bool) {
+	escaped := false
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j + 1, escaped
+		}
+	}
+	return len(b), escaped
+}
+
+// valueEnd returns the index after the value starting at b[i].
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		end, _ := stringEnd(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, _ := stringEnd(b, j)
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j
+		}
+	}
+	return len(b)
+}

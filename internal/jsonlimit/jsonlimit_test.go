@@ -53,3 +53,23 @@ func TestValues(t *testing.T) {
 		}
 	}
 }
+
+func TestMember(t *testing.T) {
+	for _, tc := range []struct {
+		doc, key, want string
+		ok             bool
+	}{
+		{`{"a": 1, "inventory": {"x": [1, "}", {"y": "\"]"}]}, "b": null}`, "inventory", `{"x": [1, "}", {"y": "\"]"}]}`, true},
+		{` { "inventory" : "s\"t" } `, "inventory", `"s\"t"`, true},
+		{`{"inventory": 1, "inventory": [2]}`, "inventory", `[2]`, true},
+		{`{"inventory": -1.5e3}`, "inventory", `-1.5e3`, true},
+		{`{"other": {"inventory": 1}}`, "inventory", ``, false},
+		{`{"\u0069nventory": 1}`, "inventory", ``, false},
+		{`[{"inventory": 1}]`, "inventory", ``, false},
+	} {
+		got, ok := Member([]byte(tc.doc), tc.key)
+		if string(got) != tc.want || ok != tc.ok {
+			t.Errorf("Member(%s) = %q, %v; want %q, %v", tc.doc, got, ok, tc.want, tc.ok)
+		}
+	}
+}

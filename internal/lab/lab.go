@@ -236,6 +236,10 @@ func (l *Lab) startFerro(ctx context.Context) error {
 		{"API_HOST_IP", BridgeIP}, {"API_PORT", "6385"},
 		{"INSPECTOR_LISTEN_ADDRESS", BridgeIP}, {"INSPECTOR_LISTEN_PORT", "5050"},
 		{"INSPECTOR_CALLBACK_ENDPOINT_OVERRIDE", "http://" + BridgeIP + ":5050"},
+		// The agent interface's callback: the bare metal API on the bridge;
+		// and the hooks that learn what ferro's inspector learns by default.
+		{"SERVICE_CATALOG_ENDPOINT_OVERRIDE", APIURL},
+		{"INSPECTOR_HOOKS", "$default_hooks,cpus,memory,root-device,boot-mode,cpu-capabilities,pci-devices,parse-lldp,local-link-connection"},
 		{"INSPECTOR_INTROSPECTION_DELAY", "0"},
 		{"CONDUCTOR_FILE_URL_ALLOWED_PATHS", filepath.Dir(l.o.Kernel) + "," + filepath.Dir(l.o.Initramfs)},
 		{"CONDUCTOR_DEPLOY_KERNEL", "file://" + l.o.Kernel}, {"CONDUCTOR_DEPLOY_RAMDISK", "file://" + l.o.Initramfs},
@@ -417,7 +421,7 @@ func (l *Lab) enroll(ctx context.Context, r *vbmcReady) error {
 			UUID string `json:"uuid"`
 		}
 		if err := l.api(ctx, http.MethodPost, "/v1/nodes", map[string]any{
-			"name": name, "driver": boot.Driver, "boot_interface": boot.BootInterface, "network_interface": "noop", "inspect_interface": "inspector",
+			"name": name, "driver": boot.Driver, "boot_interface": boot.BootInterface, "network_interface": "noop", "inspect_interface": "agent",
 			"driver_info": info,
 			"properties":  map[string]any{"capabilities": "boot_mode:" + boot.Mode},
 		}, &node); err != nil {

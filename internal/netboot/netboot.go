@@ -92,7 +92,10 @@ type Options struct {
 	// DHCPMaxLeasesPerNode bounds the leases of one node's MACs (0: the
 	// dhcp package's default).
 	DHCPMaxLeasesPerNode int
-	IPv6RA               bool
+	// DHCPDiscovery answers the MACs no port has ([auto_discovery]enabled;
+	// dhcp.Answers), with the default boot script.
+	DHCPDiscovery bool
+	IPv6RA        bool
 	// AnyClientReadsNodeFiles serves a node's own boot files (its config,
 	// which may hold its token, kernel and initramfs) to any client, as
 	// an external TFTP or HTTP server would; by default only addresses
@@ -162,7 +165,8 @@ func New(o Options) (*Service, error) {
 			LeaseTime: o.LeaseTime, HTTPURL: o.HTTPURL,
 			PXEBootfile: o.PXEBootfile, IPXEBootfile: o.IPXEBootfile, UEFIIPXEBootfile: o.UEFIIPXEBootfile},
 		RangeStart: o.RangeStart, RangeEnd: o.RangeEnd, Port: o.DHCPPort, MaxLeasesPerNode: o.DHCPMaxLeasesPerNode,
-		Store: o.Store, Events: o.Events, Log: o.Log,
+		Discovery: o.DHCPDiscovery,
+		Store:     o.Store, Events: o.Events, Log: o.Log,
 	})
 	if err != nil {
 		s.close()

@@ -394,6 +394,46 @@ func TestDHCP_AnswersOnlyNodesBeingInspected(t *testing.T) {
 	}
 }
 
+// TestDHCP_UnknownMACsOnlyWhileDiscovering: a machine no port has gets
+// nothing, unless discovery is on; then it boots iPXE into the default
+// script, with a lease held for discovery, while a port of a node that is
+// not being inspected still gets nothing.
+func TestDHCP_UnknownMACsOnlyWhileDiscovering(t *testing.T) {
+	e := newEnv(t)
+	e.ns.AddVeth("v0", "v1")
+	e.ns.AddVeth("w0", "w1")
+	unknown := e.ifMAC(t, "v1")
+	e.addNode(t, "ipxe", states.Manageable, false, e.ifMAC(t, "w1"))
+	e.start(t, e.options(false))
+	if _, err := e.udhcpc(t, "v1", "PXEClient:Arch:00000:UNDI:002001"); err == nil {
+		t.Fatal("an unknown MAC got a lease with discovery off")
+	}
+	e.stop(t)
+
+	o := e.options(false)
+	o.DHCPDiscovery = true
+	e.start(t, o)
+	got, err := e.udhcpc(t, "v1", "PXEClient:Arch:00000:UNDI:002001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["boot_file"] != "undionly.kpxe" || got["ip"] == "" {
+		t.Errorf("unknown MAC with discovery: ip %q boot_file %q, want a lease and iPXE", got["ip"], got["boot_file"])
+	}
+	// Discovery's leases are not the nodes': none is stored.
+	if l := leases(t, e.db); len(l) != 0 {
+		t.Errorf("stored leases %v, want none for an unknown MAC", l)
+	}
+	// The same MAC keeps its address.
+	again, err := e.udhcpc(t, "v1", "")
+	if err != nil || again["ip"] != got["ip"] {
+		t.Errorf("second request of %s: %v, %v; want %s again", unknown, again["ip"], err, got["ip"])
+	}
+	if _, err := e.udhcpc(t, "w1", "PXEClient:Arch:00000:UNDI:002001"); err == nil {
+		t.Error("a port of a manageable node got a lease with discovery on")
+	}
+}
+
 func TestDHCP_LeaseSurvivesRestart(t *testing.T) {
 	e := newEnv(t)
 	e.ns.AddVeth("v0", "v1")

@@ -15,8 +15,10 @@
 package reportbudget
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 
 	"golang.org/x/sync/semaphore"
 
@@ -123,4 +125,16 @@ func (r *Reservation) Release() {
 		r.b.sem.Release(r.n)
 		r.n = 0
 	}
+}
+
+// ReadBody reads a report body from r (already bounded to max bytes, as
+// http.MaxBytesReader does) into one buffer of the announced size:
+// io.ReadAll's doubling would hold up to twice a 16 MiB body.
+func ReadBody(r io.Reader, contentLength, max int64) ([]byte, error) {
+	if contentLength <= 0 || contentLength > max {
+		return io.ReadAll(r)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, contentLength+1))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }

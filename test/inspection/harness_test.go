@@ -2,6 +2,7 @@ package inspection_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -52,6 +53,11 @@ type lab struct {
 	// a callback token on the kernel command line; else (the stock agent)
 	// they put none.
 	tokens bool
+	// inspectInterface is what enroll gives nodes, and wantCallback the
+	// callback their managed boot configs carry: the inspector's by
+	// default, the bare metal API's /v1/continue_inspection for agent
+	// (startAgentLab).
+	inspectInterface, wantCallback string
 
 	cliBin string
 	cliEnv []string
@@ -96,6 +102,7 @@ func startLab(t *testing.T, env ...string) *lab {
 	}
 	l.tokens = slices.Contains(env, "FERRO_INSPECTOR_AGENT=ferro-agent")
 	l.srv = ferrotest.Start(t, ferrotest.WithEnv(append(base, env...)...))
+	l.inspectInterface, l.wantCallback = "inspector", l.callback
 
 	// An empty home keeps the user's clouds.yaml and the client's version
 	// cache out of the CLI's way.
@@ -144,6 +151,8 @@ type nodeSpec struct {
 	boot, network string // boot and network interfaces
 	driverInfo    map[string]any
 	ports         []portSpec
+	// inspect is the inspect interface; "" is the lab's.
+	inspect string
 }
 
 type portSpec struct {
@@ -191,7 +200,7 @@ func (l *lab) enroll(spec nodeSpec) *node {
 		"driver":            drv,
 		"boot_interface":    spec.boot,
 		"network_interface": spec.network,
-		"inspect_interface": "inspector",
+		"inspect_interface": cmp.Or(spec.inspect, l.inspectInterface),
 		"driver_info":       info,
 	}, &created)
 	n := &node{uuid: created.UUID, ports: spec.ports}
@@ -302,8 +311,8 @@ func (l *lab) bootConfig(n *node, kind string) *inspection.BootConfig {
 	if bc.Kernel != wantKernel {
 		l.t.Errorf("boot config kernel = %q, want %q", bc.Kernel, wantKernel)
 	}
-	if bc.Callback != l.callback {
-		l.t.Errorf("callback URL on the kernel command line = %q, want %q", bc.Callback, l.callback)
+	if bc.Callback != l.wantCallback {
+		l.t.Errorf("callback URL on the kernel command line = %q, want %q", bc.Callback, l.wantCallback)
 	}
 	if l.tokens && len(bc.Token) < 32 {
 		l.t.Errorf("inspection token on the kernel command line = %q, want a random token", bc.Token)

@@ -202,9 +202,8 @@ func redact(body string) string {
 type fallbacks struct{ rec *recorder }
 
 // create drops the fields a 1.82 server refuses (disable_power_off 1.95,
-// firmware_interface 1.86), and the interfaces ferro has not: the agent
-// inspect interface (replaced by ferro's inspector, whose report path the
-// same agent then uses) and redfish RAID.
+// firmware_interface 1.86), and the interface ferro has not: redfish RAID.
+// inspect_interface=agent is kept: ferro has the agent interface.
 func (f *fallbacks) create(ctx context.Context, client *gophercloud.ServiceClient, opts nodes.CreateOpts, cause error) (*nodes.Node, error) {
 	f.rec.ok("register: POST /v1/nodes as BMO sends it", cause)
 	lowered := []string{"without disable_power_off (1.95)"}
@@ -212,10 +211,6 @@ func (f *fallbacks) create(ctx context.Context, client *gophercloud.ServiceClien
 	if opts.FirmwareInterface != "" {
 		lowered = append(lowered, "without firmware_interface="+opts.FirmwareInterface+" (1.86)")
 		opts.FirmwareInterface = ""
-	}
-	if opts.InspectInterface == "agent" {
-		lowered = append(lowered, "with inspect_interface=inspector instead of agent (ferro has no agent inspect interface)")
-		opts.InspectInterface = "inspector"
 	}
 	if opts.RAIDInterface == "redfish" {
 		// ferro answers 400 "could not find a suitable raid interface
@@ -237,7 +232,7 @@ func (f *fallbacks) update(ctx context.Context, client *gophercloud.ServiceClien
 	for _, op := range ops {
 		o := op.(nodes.UpdateOperation)
 		switch o.Path {
-		case "/inspect_interface", "/disable_power_off", "/firmware_interface":
+		case "/disable_power_off", "/firmware_interface":
 			dropped = append(dropped, fmt.Sprintf("%s %s %v", o.Op, o.Path, o.Value))
 			continue
 		}

@@ -35,13 +35,17 @@ type machine struct {
 	serial         string
 	sku            string // SMBIOS type 1 SKU Number, "" for none
 	onboard        bool   // the NIC is SMBIOS type 41 instance 1: biosdevname em1
+	// inspect is the inspect interface: agent (Ironic master's, the
+	// report to the bare metal API) for pxe, ipxe and virtual media, and
+	// inspector (the 2023.1 compatibility mode) on one iPXE machine.
+	inspect string
 }
 
 var machines = []machine{
-	{name: "bios-pxe", mac: "52:54:00:77:10:01", tap: "tap0", driver: "ipmi", boot: "pxe", cpus: 1, memMB: 1024, disksGB: []int{4}, serial: "LAB-PXE-1"},
-	{name: "bios-ipxe", mac: "52:54:00:77:10:02", tap: "tap1", driver: "ipmi", boot: "ipxe", cpus: 2, memMB: 1024, disksGB: []int{5, 2}, serial: "LAB-IPXE-2", sku: "SKU-IPXE-2", onboard: true},
-	{name: "bios-vmedia", mac: "52:54:00:77:10:03", tap: "tap2", driver: "redfish", boot: "redfish-virtual-media", q35: true, cpus: 1, memMB: 1024, disksGB: []int{6}, serial: "LAB-VMEDIA-3"},
-	{name: "uefi-ipxe", mac: "52:54:00:77:10:04", tap: "tap3", driver: "ipmi", boot: "ipxe", uefi: true, cpus: 1, memMB: 1024, disksGB: []int{4}, serial: "LAB-UEFI-4"},
+	{name: "bios-pxe", mac: "52:54:00:77:10:01", tap: "tap0", driver: "ipmi", boot: "pxe", cpus: 1, memMB: 1024, disksGB: []int{4}, serial: "LAB-PXE-1", inspect: "agent"},
+	{name: "bios-ipxe", mac: "52:54:00:77:10:02", tap: "tap1", driver: "ipmi", boot: "ipxe", cpus: 2, memMB: 1024, disksGB: []int{5, 2}, serial: "LAB-IPXE-2", sku: "SKU-IPXE-2", onboard: true, inspect: "inspector"},
+	{name: "bios-vmedia", mac: "52:54:00:77:10:03", tap: "tap2", driver: "redfish", boot: "redfish-virtual-media", q35: true, cpus: 1, memMB: 1024, disksGB: []int{6}, serial: "LAB-VMEDIA-3", inspect: "agent"},
+	{name: "uefi-ipxe", mac: "52:54:00:77:10:04", tap: "tap3", driver: "ipmi", boot: "ipxe", uefi: true, cpus: 1, memMB: 1024, disksGB: []int{4}, serial: "LAB-UEFI-4", inspect: "agent"},
 }
 
 // maxParallelVMs caps the machines booting at once (two cores, TCG).
@@ -204,6 +208,10 @@ func TestInspect_QEMUMachinesWithTheBaremetalCLI(t *testing.T) {
 		"FERRO_DEPLOY_DEFAULT_BOOT_MODE=bios",
 		"FERRO_IPMI_MIN_COMMAND_INTERVAL=1",
 		"FERRO_INSPECTOR_POWER_OFF=true",
+		// The agent interface's callback, and the hooks that learn what
+		// the inspector's defaults learn (properties, the switch port).
+		"FERRO_SERVICE_CATALOG_ENDPOINT_OVERRIDE="+apiURL,
+		"FERRO_INSPECTOR_HOOKS=$default_hooks,cpus,memory,root-device,parse-lldp,local-link-connection",
 	)
 	var taps []string
 	for _, m := range machines {
@@ -290,7 +298,7 @@ func TestInspect_QEMUMachinesWithTheBaremetalCLI(t *testing.T) {
 // node's UUID.
 func (l *lab) inspectMachine(t *testing.T, v *vbmctest.VBMC, m machine, kernel, initrd, console, chassis, lldpPort string) string {
 	args := []string{"node", "create", "--name", m.name, "--driver", m.driver, "--boot-interface", m.boot,
-		"--network-interface", "noop", "--inspect-interface", "inspector",
+		"--network-interface", "noop", "--inspect-interface", m.inspect,
 		"--driver-info", "deploy_kernel=" + kernel, "--driver-info", "deploy_ramdisk=" + initrd,
 		"-f", "value", "-c", "uuid"}
 	mode := "bios"
@@ -328,7 +336,7 @@ func (l *lab) inspectMachine(t *testing.T, v *vbmctest.VBMC, m machine, kernel, 
 	if n["provision_state"] != "manageable" || n["last_error"] != nil {
 		t.Fatalf("after inspection: provision_state %v, last_error %v", n["provision_state"], n["last_error"])
 	}
-	t.Logf("%s (%s + %s): inspect --wait took %.1f s; %s; agent: %s", m.name, m.driver, m.boot, took.Seconds(), l.timeline(uuid), agentTimes(console))
+	t.Logf("%s (%s + %s, %s): inspect --wait took %.1f s; %s; agent: %s", m.name, m.driver, m.boot, m.inspect, took.Seconds(), l.timeline(uuid), agentTimes(console))
 
 	props, _ := n["properties"].(map[string]any)
 	want := map[string]string{"cpus": strconv.Itoa(m.cpus), "memory_mb": strconv.Itoa(m.memMB), "cpu_arch": "x86_64"}
@@ -453,7 +461,8 @@ func (l *lab) timeline(uuid string) string {
 			continue
 		case strings.Contains(line, "netboot: "):
 			what = regexp.MustCompile(`netboot: (\w+)`).FindStringSubmatch(line)[1]
-		case strings.Contains(line, `msg="introspection ended"`):
+		case strings.Contains(line, `msg="introspection ended"`),
+			strings.Contains(line, `msg="provision state changed"`) && strings.Contains(line, "event=done"):
 			what = "report processed"
 		default:
 			continue

@@ -508,7 +508,7 @@ func (a *api) cont(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(a.ReportReadTimeout))
 	_ = rc.SetWriteDeadline(time.Now().Add(2 * a.ReportReadTimeout))
-	body, err := readReport(http.MaxBytesReader(w, r.Body, MaxReportBytes), r.ContentLength)
+	body, err := reportbudget.ReadBody(http.MaxBytesReader(w, r.Body, MaxReportBytes), r.ContentLength, MaxReportBytes)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -531,17 +531,6 @@ func (a *api) cont(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"uuid": id})
-}
-
-// readReport reads a report body into one buffer of the announced size
-// (io.ReadAll's doubling would hold up to twice a 16 MiB body).
-func readReport(r io.Reader, contentLength int64) ([]byte, error) {
-	if contentLength <= 0 || contentLength > MaxReportBytes {
-		return io.ReadAll(r)
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, contentLength+1))
-	_, err := buf.ReadFrom(r)
-	return buf.Bytes(), err
 }
 
 func (a *api) createRule(w http.ResponseWriter, r *http.Request) {

@@ -71,6 +71,8 @@ type Options struct {
 	DefaultResourceClass string
 	// Version is ferro's build version, for the logs.
 	Version string
+	// Ramdisk is the agent's endpoint, POST /v1/continue_inspection.
+	Ramdisk RamdiskOptions
 }
 
 // maxBodySize is the largest request body accepted; larger ones get 413.

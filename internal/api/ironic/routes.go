@@ -76,4 +76,7 @@ func (s *server) routes() {
 	h("GET /v1/nodes/{node}/volume", s.getVolume)
 	volumeConnectors.routes(s)
 	volumeTargets.routes(s)
+
+	// The ramdisk's report (agent inspect interface).
+	h("POST /v1/continue_inspection", s.continueInspection)
 }

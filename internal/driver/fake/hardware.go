@@ -10,7 +10,7 @@ var HardwareType = driver.HardwareType{
 	Supported: driver.SharedInterfaces(map[string][]string{
 		"bios": {"fake", "no-bios"}, "boot": {"fake", "pxe", "ipxe", "redfish-virtual-media"},
 		"console": {"fake", "no-console"}, "deploy": {"fake", "direct"}, "firmware": {"fake", "no-firmware"},
-		"inspect": {"fake", "no-inspect", "inspector", "redfish"}, "management": {"fake", "ipmitool", "redfish"},
+		"inspect": {"fake", "agent", "inspector", "no-inspect", "redfish"}, "management": {"fake", "ipmitool", "redfish"},
 		"network": {"noop", "flat", "neutron"}, "power": {"fake", "ipmitool", "redfish"},
 		"raid": {"fake", "no-raid", "agent"}, "rescue": {"fake", "no-rescue"}, "storage": {"fake", "noop"},
 		"vendor": {"fake", "no-vendor"},

@@ -6,13 +6,8 @@ package inspect
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
@@ -31,27 +26,11 @@ const (
 	TokenParam = callback.TokenParam
 	// CallbackParam is the agent's callback URL parameter.
 	CallbackParam = callback.URLParam
+	// APIURLParam is the bare metal API's URL for fast track.
+	APIURLParam = callback.APIURLParam
 	// AgentKey in driver_info names the agent the node's inspection
 	// ramdisk runs; it overrides [inspector]agent.
 	AgentKey = "inspection_agent"
-)
-
-// Agents an inspection ramdisk may run ([inspector]agent,
-// driver_info[inspection_agent]). The agent decides the callback's
-// authentication: ferro issues a per-inspection token, and then requires
-// it, only to an agent known to present it.
-const (
-	// AgentIPA is the stock ironic-python-agent: it knows no token, so none
-	// is issued and its report is matched by MAC and BMC address only, as
-	// ironic-inspector does.
-	AgentIPA = "ironic-python-agent"
-	// AgentFerro is ferro-agent: a token is issued on its kernel command
-	// line and a report without it is refused.
-	AgentFerro = "ferro-agent"
-	// AgentAuto is AgentFerro when the node's deploy ramdisk (or ISO) is
-	// one `ferro ramdisk build` made (its file name starts with
-	// "ferro-agent"), else AgentIPA.
-	AgentAuto = "auto"
 )
 
 // Client is what the interface needs from an ironic-inspector-compatible API.
@@ -122,14 +101,19 @@ type LeaseReleaser interface {
 // New returns the interface.
 func New(o Options) *Inspector { return &Inspector{o: o} }
 
+// mb is the managed boot with the interface's options.
+func (i *Inspector) mb() *managedBoot {
+	return &managedBoot{powerTimeout: i.o.PowerTimeout, progress: i.o.Progress, leases: i.o.Leases}
+}
+
 // Validate checks the kernel parameters and, with
 // [inspector]require_managed_boot, that boot and network support managed
 // inspection. It runs synchronously in the API request.
 func (i *Inspector) Validate(ctx context.Context, t *driver.Task) error {
-	if _, err := i.extraParams(t.Node); err != nil {
+	if _, err := extraParams(t.Node, i.o.ExtraKernelParams); err != nil {
 		return err
 	}
-	if _, err := i.agent(t.Node); err != nil {
+	if _, err := agentKind(t.Node, i.o.Agent, i.o.DeployRamdisk); err != nil {
 		return err
 	}
 	if i.o.RequireManagedBoot {
@@ -146,33 +130,6 @@ func (i *Inspector) Validate(ctx context.Context, t *driver.Task) error {
 		}
 	}
 	return nil
-}
-
-// managesBoot reports whether ferro can manage boot and network for the
-// inspection: boot is validated first, then network. ErrUnsupported from
-// either means fall back; any other error fails the inspection.
-func managesBoot(ctx context.Context, t *driver.Task) (bool, error) {
-	if err := t.Driver.Boot.ValidateInspection(ctx, t); err != nil {
-		if errors.Is(err, driver.ErrUnsupported) {
-			return false, nil
-		}
-		return false, fmt.Errorf("validate boot interface for inspection: %w", err)
-	}
-	if err := t.Driver.Network.ValidateInspection(ctx, t); err != nil {
-		if errors.Is(err, driver.ErrUnsupported) {
-			return false, nil
-		}
-		return false, fmt.Errorf("validate network interface for inspection: %w", err)
-	}
-	return true, nil
-}
-
-// unmanagedReason says why managesBoot fell back, for the operator.
-func unmanagedReason(ctx context.Context, t *driver.Task) error {
-	if err := t.Driver.Boot.ValidateInspection(ctx, t); err != nil {
-		return err
-	}
-	return t.Driver.Network.ValidateInspection(ctx, t)
 }
 
 // InspectHardware decides managed or unmanaged and starts the inspection.
@@ -192,7 +149,7 @@ func (i *Inspector) InspectHardware(ctx context.Context, t *driver.Task) (string
 	if !managed {
 		reason := unmanagedReason(ctx, t)
 		t.Log.Warn("inspection falls back to the inspector managing boot (unmanaged path)", "reason", reason)
-		i.record(ctx, t, driver.PhaseFallback, fmt.Sprintf("the inspector manages boot (driver_internal_info[%s]=false): %v", ManageBootKey, reason))
+		i.mb().record(ctx, t, driver.PhaseFallback, fmt.Sprintf("the inspector manages boot (driver_internal_info[%s]=false): %v", ManageBootKey, reason))
 		if err := i.o.Client.Start(ctx, t.Node.UUID, true, ""); err != nil {
 			delete(t.Node.DriverInternalInfo, ManageBootKey)
 			return "", &driver.PhaseError{Phase: "starting the introspection", Err: err}
@@ -205,189 +162,39 @@ func (i *Inspector) InspectHardware(ctx context.Context, t *driver.Task) (string
 	return states.InspectWait, nil
 }
 
-// startManaged runs the managed start: power off, inspection network,
-// ramdisk, introspection with manage_boot=false, power on. Any failure tears
-// down everything and names the phase.
+// startManaged runs the managed start (managedBoot.startManaged) with the
+// introspection started, manage_boot=false, between the ramdisk and the
+// power-on.
 func (i *Inspector) startManaged(ctx context.Context, t *driver.Task) error {
 	callback, err := i.callbackURL()
 	if err != nil {
 		return &driver.PhaseError{Phase: "building the callback URL", Err: err}
 	}
-	params, err := i.extraParams(t.Node)
+	params, agent, token, err := ramdiskParams(t.Node, i.o.ExtraKernelParams, i.o.Agent, i.o.DeployRamdisk)
 	if err != nil {
-		return &driver.PhaseError{Phase: "parsing kernel parameters", Err: err}
-	}
-	agent, err := i.agent(t.Node)
-	if err != nil {
-		return &driver.PhaseError{Phase: "choosing the agent", Err: err}
-	}
-	// A token only for an agent that presents it: the stock agent cannot,
-	// and its report is matched by MAC and BMC address as upstream.
-	var token string
-	if agent == AgentFerro {
-		if token, err = newToken(); err != nil {
-			return &driver.PhaseError{Phase: "generating the callback token", Err: err}
-		}
-		params = append(params, driver.RamdiskParam{Key: TokenParam, Value: token})
+		return err
 	}
 	params = append(params, driver.RamdiskParam{Key: CallbackParam, Value: callback})
 	t.Log.Info("managed inspection starts", "agent", agent, "callback_token", token != "")
 
-	timeout := i.o.PowerTimeout
 	started := false
-	steps := []struct {
-		phase string
-		run   func() error
-	}{
-		{"powering off the node", func() error { return i.setPower(ctx, t, baremetal.PowerOff, timeout) }},
-		{"adding the inspection network", func() error { return t.Driver.Network.AddInspectionNetwork(ctx, t) }},
-		{"preparing the ramdisk", func() error { return t.Driver.Boot.PrepareRamdisk(ctx, t, params) }},
-		{"starting the introspection", func() error {
-			if err := i.o.Client.Start(ctx, t.Node.UUID, false, token); err != nil {
-				return err
-			}
-			started = true
+	introspection := phase{"starting the introspection", func() error {
+		if err := i.o.Client.Start(ctx, t.Node.UUID, false, token); err != nil {
+			return err
+		}
+		started = true
+		return nil
+	}}
+	abort := func(ctx context.Context) error {
+		if !started {
 			return nil
-		}},
-		{"powering on the node", func() error {
-			if err := i.setPower(ctx, t, baremetal.PowerOn, timeout); err != nil {
-				return err
-			}
-			detail := "ramdisk for " + agent + ", no callback token"
-			if token != "" {
-				detail = "ramdisk for " + agent + ", callback token required"
-			}
-			i.record(ctx, t, driver.PhasePoweredOn, detail)
-			return nil
-		}},
-	}
-	for _, s := range steps {
-		if err := s.run(); err != nil {
-			t.Log.Error("managed inspection failed to start", "phase", s.phase, "error", err)
-			// Tear down on a context that survives the request's cancellation.
-			tctx := context.WithoutCancel(ctx)
-			var terrs []error
-			if started {
-				if aerr := i.o.Client.Abort(tctx, t.Node.UUID); aerr != nil {
-					terrs = append(terrs, fmt.Errorf("aborting the introspection: %w", aerr))
-				}
-			}
-			if terr := i.teardown(tctx, t, true); terr != nil {
-				terrs = append(terrs, terr)
-			}
-			if len(terrs) > 0 {
-				err = fmt.Errorf("%w; teardown also failed: %w", err, errors.Join(terrs...))
-			}
-			// Torn down: nothing is managed any more (the conductor saves the node).
-			delete(t.Node.DriverInternalInfo, ManageBootKey)
-			return &driver.PhaseError{Phase: s.phase, Err: err}
 		}
-	}
-	return nil
-}
-
-// setPower switches power and records the state on the node; the
-// conductor saves the node when the phase ends.
-func (i *Inspector) setPower(ctx context.Context, t *driver.Task, state string, timeout time.Duration) error {
-	if err := t.Driver.Power.SetPowerState(ctx, t, state, timeout); err != nil {
-		return err
-	}
-	if st, err := t.Driver.Power.PowerState(ctx, t); err == nil {
-		t.Node.PowerState = st
-	}
-	return nil
-}
-
-// teardown undoes the managed path: ramdisk, inspection network, and power
-// off when asked. Every step runs; errors are collected.
-func (i *Inspector) teardown(ctx context.Context, t *driver.Task, powerOff bool) error {
-	var errs []error
-	if err := t.Driver.Boot.CleanUpRamdisk(ctx, t); err != nil {
-		errs = append(errs, fmt.Errorf("cleaning up the ramdisk: %w", err))
-	}
-	if err := t.Driver.Network.RemoveInspectionNetwork(ctx, t); err != nil {
-		errs = append(errs, fmt.Errorf("removing the inspection network: %w", err))
-	} else {
-		i.record(ctx, t, driver.PhaseNetworkRemoved, "")
-	}
-	i.releaseLeases(ctx, t)
-	if powerOff {
-		timeout := i.o.PowerTimeout
-		if err := i.setPower(ctx, t, baremetal.PowerOff, timeout); err != nil {
-			errs = append(errs, fmt.Errorf("powering off the node: %w", err))
-		} else {
-			i.record(ctx, t, driver.PhasePoweredOff, "")
+		if err := i.o.Client.Abort(ctx, t.Node.UUID); err != nil {
+			return fmt.Errorf("aborting the introspection: %w", err)
 		}
+		return nil
 	}
-	return errors.Join(errs...)
-}
-
-// releaseLeases releases the node's built-in DHCP leases at once rather
-// than at the netboot's next sweep, so that the addresses are free for
-// other nodes and no lease outlives the inspection. A failure is logged;
-// the sweep stays the backstop.
-func (i *Inspector) releaseLeases(ctx context.Context, t *driver.Task) {
-	if i.o.Leases == nil {
-		return
-	}
-	if err := i.o.Leases.ReleaseLeases(context.WithoutCancel(ctx), t.Node.UUID); err != nil {
-		t.Log.Warn("cannot release the DHCP leases; the netboot's sweep will", "error", err)
-	}
-}
-
-// record notes a phase in the node's history.
-func (i *Inspector) record(ctx context.Context, t *driver.Task, phase, detail string) {
-	if i.o.Progress != nil {
-		i.o.Progress.Record(context.WithoutCancel(ctx), t.Node.UUID, phase, detail)
-	}
-}
-
-// agent resolves the agent the node's inspection ramdisk runs:
-// driver_info[inspection_agent], else [inspector]agent; auto is decided by
-// the deploy image's file name.
-func (i *Inspector) agent(n *baremetal.Node) (string, error) {
-	kind := i.o.Agent
-	if raw, ok := n.DriverInfo[AgentKey]; ok {
-		s, isString := raw.(string)
-		if !isString || (s != AgentAuto && s != AgentIPA && s != AgentFerro) {
-			return "", fmt.Errorf("%w: driver_info[%s] = %v is not one of %s, %s, %s",
-				driver.ErrInvalidParameter, AgentKey, raw, AgentAuto, AgentIPA, AgentFerro)
-		}
-		kind = s
-	}
-	switch kind {
-	case AgentIPA, AgentFerro:
-		return kind, nil
-	case AgentAuto, "":
-	default:
-		return "", fmt.Errorf("%w: [inspector]agent %q is not one of %s, %s, %s", driver.ErrInvalidParameter, kind, AgentAuto, AgentIPA, AgentFerro)
-	}
-	images := []any{n.DriverInfo["deploy_ramdisk"], n.DriverInfo["deploy_iso"]}
-	if _, ok := n.DriverInfo["deploy_kernel"]; !ok {
-		images = append(images, i.o.DeployRamdisk)
-	}
-	for _, img := range images {
-		if s, ok := img.(string); ok && IsFerroAgentImage(s) {
-			return AgentFerro, nil
-		}
-	}
-	return AgentIPA, nil
-}
-
-// IsFerroAgentImage reports whether an image reference (a path or a URL)
-// names an image `ferro ramdisk build` made: its file name starts with
-// "ferro-agent" (ferro-agent.initramfs, ferro-agent.iso).
-func IsFerroAgentImage(ref string) bool {
-	if u, err := url.Parse(ref); err == nil && u.Path != "" {
-		ref = u.Path
-	}
-	return strings.HasPrefix(path.Base(ref), AgentFerro)
-}
-
-// managed reports the recorded choice for the running inspection.
-func managed(n *baremetal.Node) bool {
-	v, _ := n.DriverInternalInfo[ManageBootKey].(bool)
-	return v
+	return i.mb().startManaged(ctx, t, params, []phase{introspection}, abort, poweredOnDetail(agent, token))
 }
 
 // Status asks the inspector how the introspection is going.
@@ -402,9 +209,9 @@ func (i *Inspector) Status(ctx context.Context, t *driver.Task) (driver.InspectS
 func (i *Inspector) Finish(ctx context.Context, t *driver.Task, st driver.InspectStatus) error {
 	var err error
 	if managed(t.Node) {
-		err = i.teardown(ctx, t, i.o.PowerOff)
+		err = i.mb().teardown(ctx, t, i.o.PowerOff)
 	} else {
-		i.releaseLeases(ctx, t)
+		i.mb().releaseLeases(ctx, t)
 	}
 	delete(t.Node.DriverInternalInfo, ManageBootKey)
 	if err == nil && st.Error == "" {
@@ -440,40 +247,14 @@ func (i *Inspector) Abort(ctx context.Context, t *driver.Task) error {
 		errs = append(errs, fmt.Errorf("aborting the introspection: %w", err))
 	}
 	if managed(t.Node) {
-		if err := i.teardown(ctx, t, true); err != nil {
+		if err := i.mb().teardown(ctx, t, true); err != nil {
 			errs = append(errs, err)
 		}
 	} else {
-		i.releaseLeases(ctx, t)
+		i.mb().releaseLeases(ctx, t)
 	}
 	delete(t.Node.DriverInternalInfo, ManageBootKey)
 	return errors.Join(errs...)
-}
-
-// extraParams parses [inspector]extra_kernel_params, then
-// driver_info[inspector_extra_kernel_params], in that order.
-func (i *Inspector) extraParams(n *baremetal.Node) (driver.RamdiskParams, error) {
-	params, err := ParseKernelParams(i.o.ExtraKernelParams)
-	if err != nil {
-		return nil, fmt.Errorf("%w: [inspector]extra_kernel_params: %v", driver.ErrInvalidParameter, err)
-	}
-	if raw, ok := n.DriverInfo[ExtraKernelParamsKey]; ok {
-		s, isString := raw.(string)
-		if !isString {
-			return nil, fmt.Errorf("%w: driver_info[%s] must be a string", driver.ErrInvalidParameter, ExtraKernelParamsKey)
-		}
-		node, err := ParseKernelParams(s)
-		if err != nil {
-			return nil, fmt.Errorf("%w: driver_info[%s]: %v", driver.ErrInvalidParameter, ExtraKernelParamsKey, err)
-		}
-		params = append(params, node...)
-	}
-	for _, p := range params {
-		if p.Key == CallbackParam || p.Key == TokenParam {
-			return nil, fmt.Errorf("%w: kernel parameter %s is set by ferro and cannot be given", driver.ErrInvalidParameter, p.Key)
-		}
-	}
-	return params, nil
 }
 
 // callbackURL is the URL the agent posts to (callback.Settings.Resolve).
@@ -495,12 +276,4 @@ func CallbackURL(s callback.Settings, allowLoopback bool) (string, error) {
 			driver.ErrInvalidParameter, t.Base)
 	}
 	return t.URL, nil
-}
-
-func newToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
 }

@@ -8,7 +8,7 @@ var HardwareType = driver.HardwareType{
 	Name: "ipmi",
 	Supported: driver.SharedInterfaces(map[string][]string{
 		"boot": {"ipxe", "pxe"}, "management": {Name}, "power": {Name},
-		"vendor": {Name, "no-vendor"}, "inspect": {"no-inspect", "inspector"},
+		"vendor": {Name, "no-vendor"}, "inspect": {"agent", "inspector", "no-inspect"},
 	}),
 	Interfaces: []string{Name},
 	// Ironic's ipmitool descriptions, word for word.

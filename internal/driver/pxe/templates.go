@@ -63,7 +63,8 @@ poweroff
 // defaultBootScript is <http_root>/boot.ipxe, which DHCP hands to iPXE. It
 // chains to the per-MAC script of the device iPXE booted from and, failing
 // that (a NIC that DHCPed but is not the one enrolled, or an old ROM), of
-// each other device in turn.
+// each other device in turn, and then to pxelinux.cfg/default, which the
+// operator writes for machines ferro prepared nothing for.
 const defaultBootScript = `#!ipxe
 
 # Written by ferro: boot the configuration of this machine's MAC address.
@@ -77,6 +78,9 @@ inc idx || goto not_found
 goto next_device
 
 :not_found
+# A machine without one of its own (discovery, an unmanaged inspection):
+# the operator's default, as PXELINUX falls back to pxelinux.cfg/default.
+chain --autofree ` + macDir + `/default ||
 echo No boot configuration for any network device of this machine.
 echo Rebooting in 60 seconds.
 sleep 60

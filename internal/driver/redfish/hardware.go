@@ -9,7 +9,7 @@ var HardwareType = driver.HardwareType{
 	Name: "redfish",
 	Supported: driver.SharedInterfaces(map[string][]string{
 		"boot": {"ipxe", "pxe", "redfish-virtual-media"}, "management": {"redfish"}, "power": {"redfish"},
-		"inspect": {"redfish", "no-inspect", "inspector"},
+		"inspect": {"redfish", "agent", "inspector", "no-inspect"},
 	}),
 	Interfaces: []string{"redfish", "redfish-virtual-media"},
 	// Ironic's descriptions, word for word.

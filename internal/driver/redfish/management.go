@@ -152,3 +152,26 @@ func (m *Management) ClearBootOverride(ctx context.Context, t *driver.Task) erro
 	delete(t.Node.DriverInternalInfo, OnceReadsContinuousKey)
 	return nil
 }
+
+// MACAddresses returns the MAC addresses of the System's enabled
+// EthernetInterfaces (Ironic's get_mac_addresses), for the ports the agent
+// inspect interface creates before it boots the node.
+func (m *Management) MACAddresses(ctx context.Context, t *driver.Task) ([]string, error) {
+	ep, err := Endpoint(t, m.o.AuthType)
+	if err != nil {
+		return nil, err
+	}
+	hw, err := m.o.Client.Hardware(ctx, ep)
+	if err != nil {
+		return nil, err
+	}
+	var macs []string
+	for _, n := range hw.NICs {
+		if n.Enabled && n.MAC != "" {
+			macs = append(macs, n.MAC)
+		}
+	}
+	return macs, nil
+}
+
+var _ driver.MACLister = (*Management)(nil)

@@ -13,7 +13,7 @@ import (
 // anything else, and rules find out at once (Set and friends check them).
 var (
 	NodeFields = map[string]bool{
-		"properties": true, "extra": true, "driver_info": true, "instance_info": true, "name": true,
+		"driver": true, "properties": true, "extra": true, "driver_info": true, "instance_info": true, "name": true,
 		"description": true, "resource_class": true, "owner": true, "lessee": true, "network_data": true,
 	}
 	PortFields = map[string]bool{

@@ -114,9 +114,15 @@ type Boot struct {
 //	other, iPXE                                 → <http_url>/<uuid>/config (managed) or <http_url>/boot.ipxe
 //	other, BIOS PXE ROM                         → IPXEBootfile (undionly.kpxe) over TFTP
 //	other, UEFI PXE ROM                         → UEFIIPXEBootfile (snponly.efi) over TFTP
+//
+// n is nil for a machine no port has (discovery): it boots as "other".
 func BootFor(c Client, n *baremetal.Node, p Params) (Boot, error) {
 	if !c.PXE {
 		return Boot{}, nil
+	}
+	if n == nil {
+		// An unknown machine (discovery): iPXE and the default script.
+		n = &baremetal.Node{}
 	}
 	if n.Interface("boot") == "pxe" {
 		if c.UEFI {

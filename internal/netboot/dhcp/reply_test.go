@@ -185,3 +185,30 @@ func TestActive(t *testing.T) {
 		t.Error("Active(nil)")
 	}
 }
+
+// TestAnswers is the PXE filter's table: a port is answered while its
+// node boots a ramdisk now, a MAC no port has only with discovery.
+func TestAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		n         *baremetal.Node
+		isPort    bool
+		discovery bool
+		want      bool
+	}{
+		{"managed inspection starting", node("ipxe", states.Inspecting, true), true, false, true},
+		{"managed, waiting for the report", node("ipxe", states.InspectWait, true), true, false, true},
+		{"unmanaged, waiting for the report", node("ipxe", states.InspectWait, false), true, false, true},
+		{"unmanaged, not booted yet", node("ipxe", states.Inspecting, false), true, false, false},
+		{"not inspected", node("ipxe", states.Manageable, false), true, true, false},
+		{"inspection failed", node("ipxe", states.InspectFailed, true), true, true, false},
+		{"deployed", node("ipxe", states.Active, false), true, true, false},
+		{"a port whose node is gone", nil, true, true, false},
+		{"unknown MAC, discovery off", nil, false, false, false},
+		{"unknown MAC, discovery on", nil, false, true, true},
+	} {
+		if got := Answers(tc.n, tc.isPort, tc.discovery); got != tc.want {
+			t.Errorf("%s: Answers = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -68,6 +68,10 @@ type Options struct {
 	// is given (or MACs a host on the network claims of it), takes the
 	// range from the others. Unknown MACs get no lease at all.
 	MaxLeasesPerNode int
+	// Discovery answers the MACs no port has ([auto_discovery]enabled;
+	// see Answers), with the default boot script and leases held by
+	// DiscoveryLeases.
+	Discovery bool
 }
 
 // DefaultMaxLeasesPerNode is Options.MaxLeasesPerNode's default.
@@ -88,8 +92,10 @@ type Server struct {
 
 	setMu     sync.Mutex
 	set       map[string]string // MAC → node UUID of active nodes
+	ports     map[string]bool   // with Discovery: every port's MAC
 	setBuilt  time.Time
 	leaseMu   sync.Mutex
+	disco     map[string]discoveryLease // MAC → address, under leaseMu
 	lastStats Stats
 	// seen is, in proxy mode, the address each known MAC last asked the
 	// site's DHCP for (DHCPREQUEST option 50, or ciaddr): MAC → address.
@@ -252,7 +258,7 @@ func (s *Server) read(ctx context.Context, c net.PacketConn) error {
 			continue
 		}
 		mac := net.HardwareAddr(buf[28:34]).String()
-		if !s.known(ctx, mac) {
+		if _, ok := s.known(ctx, mac); !ok {
 			s.ignored.Add(1)
 			continue
 		}
@@ -270,23 +276,29 @@ func (s *Server) read(ctx context.Context, c net.PacketConn) error {
 	}
 }
 
-// known reports whether mac is a port of an active node, rebuilding the
-// set when it is older than Refresh.
-func (s *Server) known(ctx context.Context, mac string) bool {
+// known reports whether mac is answered (Answers) and the UUID of its
+// node ("" for a MAC no port has, answered for discovery), rebuilding
+// the sets when they are older than Refresh.
+func (s *Server) known(ctx context.Context, mac string) (string, bool) {
 	s.setMu.Lock()
-	_, ok := s.set[mac]
+	uuid, ok := s.set[mac]
+	isPort := ok || s.ports[mac]
 	stale := time.Since(s.setBuilt) >= s.o.Refresh
 	s.setMu.Unlock()
-	if ok || !stale {
-		return ok
+	if !ok && stale {
+		set, err := s.rebuild(ctx)
+		if err != nil {
+			s.o.Log.Warn("dhcp: list the nodes being inspected", "error", err)
+			return "", false
+		}
+		s.setMu.Lock()
+		uuid, ok = set[mac]
+		isPort = ok || s.ports[mac]
+		s.setMu.Unlock()
 	}
-	set, err := s.rebuild(ctx)
-	if err != nil {
-		s.o.Log.Warn("dhcp: list the nodes being inspected", "error", err)
-		return false
-	}
-	_, ok = set[mac]
-	return ok
+	// The set holds the MACs Answers admits (rebuild); the node is read
+	// again, and Answers asked again, when the request is handled.
+	return uuid, ok || Answers(nil, isPort, s.o.Discovery)
 }
 
 // rebuild lists the ports of active nodes.
@@ -298,8 +310,21 @@ func (s *Server) rebuild(ctx context.Context) (map[string]string, error) {
 		return nil, err
 	}
 	set := map[string]string{}
+	var ports map[string]bool
+	if s.o.Discovery {
+		all, err := s.o.Store.ListPorts(ctx, store.PortFilter{})
+		if err != nil {
+			return nil, err
+		}
+		ports = make(map[string]bool, len(all))
+		for _, p := range all {
+			if hw, err := net.ParseMAC(p.Address); err == nil {
+				ports[hw.String()] = true
+			}
+		}
+	}
 	for _, n := range nodes {
-		if !Active(n) {
+		if !Answers(n, true, s.o.Discovery) {
 			continue
 		}
 		ports, err := s.o.Store.ListPorts(ctx, store.PortFilter{NodeUUID: n.UUID})
@@ -313,7 +338,7 @@ func (s *Server) rebuild(ctx context.Context) (map[string]string, error) {
 		}
 	}
 	s.setMu.Lock()
-	s.set, s.setBuilt = set, time.Now()
+	s.set, s.ports, s.setBuilt = set, ports, time.Now()
 	s.setMu.Unlock()
 	s.seenMu.Lock()
 	for mac, a := range s.seen {
@@ -407,21 +432,32 @@ func (s *Server) handle(ctx context.Context, p packet) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
 	mac := p.req.ClientHWAddr.String()
-	s.setMu.Lock()
-	uuid := s.set[mac]
-	s.setMu.Unlock()
-	log := s.o.Log.With("node", uuid, "mac", mac, "xid", p.req.TransactionID.String())
-	n, err := s.o.Store.GetNode(ctx, uuid)
-	if err != nil || !Active(n) {
+	uuid, answered := s.known(ctx, mac)
+	if !answered {
 		s.ignored.Add(1)
 		return
 	}
-	if s.o.Params.Proxy {
-		s.learn(mac, n.UUID, p.req)
+	log := s.o.Log.With("node", uuid, "mac", mac, "xid", p.req.TransactionID.String())
+	// A MAC no port has (discovery) boots the default script as an
+	// unknown machine: no node, leases held by DiscoveryLeases.
+	var n *baremetal.Node
+	holder := DiscoveryLeases
+	if uuid != "" {
+		var err error
+		n, err = s.o.Store.GetNode(ctx, uuid)
+		if err != nil || !Answers(n, true, s.o.Discovery) {
+			s.ignored.Add(1)
+			return
+		}
+		holder = n.UUID
+		if s.o.Params.Proxy {
+			s.learn(mac, n.UUID, p.req)
+		}
 	}
 	var yiaddr net.IP
+	var err error
 	if !s.o.Params.Proxy && needsAddress(p.req.MessageType()) {
-		if yiaddr, err = s.lease(ctx, mac, n.UUID); err != nil {
+		if yiaddr, err = s.lease(ctx, mac, holder); err != nil {
 			s.errs.Add(1)
 			log.Error("dhcp: no address to lease", "error", err)
 			return
@@ -455,7 +491,7 @@ func (s *Server) handle(ctx context.Context, p packet) {
 	switch reply.MessageType() {
 	case dhcpv4.MessageTypeOffer:
 		s.offers.Add(1)
-		if file != "" && s.o.Events != nil {
+		if file != "" && s.o.Events != nil && n != nil {
 			s.o.Events.Record(ctx, n.UUID, PhaseDHCPOffer, fmt.Sprintf("offered %s to %s, boot file %s", addrOrProxy(yiaddr), mac, file))
 		}
 	case dhcpv4.MessageTypeAck:
@@ -486,6 +522,9 @@ func (s *Server) lease(ctx context.Context, mac, nodeUUID string) (net.IP, error
 	defer s.leaseMu.Unlock()
 	now := time.Now()
 	exp := now.Add(s.o.Params.LeaseTime)
+	if nodeUUID == DiscoveryLeases {
+		return s.discoveryLease(ctx, mac, now, exp)
+	}
 	if l, err := s.o.Store.GetLease(ctx, mac); err == nil {
 		if ip := net.ParseIP(l.IP).To4(); ip != nil && s.inRange(ip) {
 			l.NodeUUID, l.ExpiresAt = nodeUUID, exp
@@ -525,7 +564,8 @@ func (s *Server) lease(ctx context.Context, mac, nodeUUID string) (net.IP, error
 		}
 		return net.ParseIP(old.IP).To4(), nil
 	}
-	reserved := map[uint32]bool{ipNum(s.o.Params.ServerIP): true}
+	reserved := s.discoveryIPs()
+	reserved[ipNum(s.o.Params.ServerIP)] = true
 	if r := s.o.Params.Router.To4(); r != nil {
 		reserved[ipNum(r)] = true
 	}

@@ -125,6 +125,8 @@ func (r *jsonReader) fastNode(n *baremetal.Node) bool {
 			n.BootMode = r.str()
 		case "secure_boot":
 			n.SecureBoot = r.boolPtr()
+		case "disable_power_off":
+			n.DisablePowerOff = r.boolean()
 		case "conductor_affinity":
 			n.ConductorAffinity = r.str()
 		case "inspection_started_at":

@@ -60,11 +60,11 @@ func (db *DB) ListHistory(ctx context.Context, nodeUUID string) ([]*baremetal.Hi
 // which moves to the node's inventory history; the history keeps the
 // newest WithInventoryHistory inventories.
 func (db *DB) SaveInventory(ctx context.Context, inv *baremetal.Inventory) error {
-	inventory, err := encodeBody(inv.Inventory)
+	inventory, err := encodedOr(inv.EncodedInventory, inv.Inventory)
 	if err != nil {
 		return fmt.Errorf("save inventory of node %s: %w", inv.NodeUUID, err)
 	}
-	pluginData, err := encodeBody(inv.PluginData)
+	pluginData, err := encodedOr(inv.EncodedPluginData, inv.PluginData)
 	if err != nil {
 		return fmt.Errorf("save inventory of node %s: %w", inv.NodeUUID, err)
 	}
@@ -90,6 +90,15 @@ ON CONFLICT (node_uuid) DO UPDATE SET inventory = excluded.inventory, plugin_dat
 		return db.writeError(err, "inventory", nil, fmt.Sprintf("node %s could not be found", inv.NodeUUID))
 	}
 	return nil
+}
+
+// encodedOr is encoded when the caller encoded the value already, else
+// the value encoded.
+func encodedOr(encoded []byte, v baremetal.JSON) (string, error) {
+	if encoded != nil {
+		return string(encoded), nil
+	}
+	return encodeBody(v)
 }
 
 // ListInventoryHistory returns the node's previous inventories, newest

@@ -60,6 +60,7 @@ func testNodeCreateGet(t *testing.T, s store.Store) {
 		Maintenance:         true,
 		MaintenanceReason:   "fan",
 		AutomatedClean:      ptr(false),
+		DisablePowerOff:     true,
 		InspectionStartedAt: &started,
 	}
 	createNode(t, s, n)

@@ -14,7 +14,11 @@
 //
 // Like upstream's, it never falls back to the inspector managing boot:
 // anything missing is a validation error. A prebuilt driver_info[deploy_iso]
-// is refused: it cannot carry the per-inspection callback URL and token.
+// cannot carry the per-inspection callback URL and token: the inspector
+// interface refuses it; the agent interface uses it as Ironic does, as
+// is (the BMC fetches it from its URL), with a warning that the
+// per-node kernel parameters are lost — an agent whose image carries the
+// callback URL is found by its MACs.
 package vmedia
 
 import (
@@ -92,6 +96,8 @@ type plan struct {
 	root    string // absolute http_root
 	baseURL string // http_url without a trailing slash
 	dir     string // root/vmedia/<uuid>
+	// iso is a prebuilt deploy_iso the agent interface boots as is.
+	iso string
 }
 
 // check validates everything that does not need the BMC.
@@ -110,13 +116,27 @@ func (b *Boot) check(t *driver.Task) (*plan, error) {
 	}
 	p.ep = ep
 	for _, key := range []string{"deploy_iso", "redfish_deploy_iso"} {
-		if v, ok := t.Node.DriverInfo[key]; !ok || v == nil || v == "" {
+		v, ok := t.Node.DriverInfo[key]
+		if !ok || v == nil || v == "" {
 			continue
 		}
-		invalid = append(invalid, "driver_info["+key+"] is set, but a prebuilt ISO cannot carry the inspection callback URL and token: "+
-			"ferro builds the ISO itself from deploy_kernel and deploy_ramdisk; unset "+key)
+		if t.Node.Interface("inspect") != "agent" {
+			invalid = append(invalid, "driver_info["+key+"] is set, but a prebuilt ISO cannot carry the inspection callback URL and token: "+
+				"ferro builds the ISO itself from deploy_kernel and deploy_ramdisk; unset "+key+" (the agent inspect interface boots it as is)")
+			continue
+		}
+		s, _ := v.(string)
+		if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			invalid = append(invalid, fmt.Sprintf("driver_info[%s] %v is not an http(s) URL the BMC can fetch", key, v))
+			continue
+		}
+		if p.iso == "" {
+			p.iso = s
+		}
 	}
-	if b.o.Images == nil {
+	if p.iso != "" {
+		// Nothing else to check: the ISO is the BMC's to fetch.
+	} else if b.o.Images == nil {
 		invalid = append(invalid, "no deploy image support configured")
 	} else {
 		imgs, pr := b.o.Images.Check(t.Node.DriverInfo)
@@ -145,7 +165,7 @@ func (b *Boot) check(t *driver.Task) (*plan, error) {
 	} else {
 		p.baseURL = strings.TrimRight(raw, "/")
 	}
-	if err := ramdisk.CheckLoaders(b.o.ISO); err != nil {
+	if err := ramdisk.CheckLoaders(b.o.ISO); err != nil && p.iso == "" {
 		invalid = append(invalid, err.Error())
 	}
 	if t.Driver == nil || t.Driver.Management == nil {
@@ -218,6 +238,9 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t *driver.Task, params driver
 	if err != nil {
 		return fmt.Errorf("prepare ramdisk for node %s: %w", t.Node.UUID, err)
 	}
+	if p.iso != "" {
+		return b.insertPrebuilt(ctx, t, p)
+	}
 	cmdline, err := b.cmdline(params)
 	if err != nil {
 		return fmt.Errorf("prepare ramdisk for node %s: %w", t.Node.UUID, err)
@@ -280,6 +303,24 @@ func (b *Boot) PrepareRamdisk(ctx context.Context, t *driver.Task, params driver
 		return fmt.Errorf("prepare ramdisk for node %s: set boot device to cdrom: %w", t.Node.UUID, err)
 	}
 	logger(t).InfoContext(ctx, "virtual media ramdisk inserted", "bmc", p.ep.Address)
+	return nil
+}
+
+// insertPrebuilt inserts a prebuilt deploy_iso as is (Ironic's
+// prepare_remote_image with the http download source) and sets a
+// one-time boot from CD.
+func (b *Boot) insertPrebuilt(ctx context.Context, t *driver.Task, p *plan) error {
+	logger(t).WarnContext(ctx, "using a pre-built ISO: the per-node kernel parameters (callback URL, token, extra parameters) are not available; the agent must find the callback itself", "iso", p.iso)
+	if t.Node.DriverInternalInfo == nil {
+		t.Node.DriverInternalInfo = map[string]any{}
+	}
+	t.Node.DriverInternalInfo[InsertedKey] = true
+	if err := b.o.Client.InsertCD(ctx, p.ep, p.iso); err != nil {
+		return fmt.Errorf("prepare ramdisk for node %s: %w", t.Node.UUID, err)
+	}
+	if err := t.Driver.Management.SetBootDevice(ctx, t, baremetal.BootDeviceCDROM, false); err != nil {
+		return fmt.Errorf("prepare ramdisk for node %s: set boot device to cdrom: %w", t.Node.UUID, err)
+	}
 	return nil
 }
 

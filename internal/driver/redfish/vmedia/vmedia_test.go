@@ -187,6 +187,42 @@ func TestValidateInspection_NeverFallsBack(t *testing.T) {
 	}
 }
 
+// TestPrepareRamdisk_PrebuiltISOForTheAgentInterface: a node inspected
+// with the agent interface boots its deploy_iso as is, as Ironic's: the
+// BMC fetches it from its URL; clean-up ejects it. The inspector
+// interface still refuses it (TestValidateInspection_NeverFallsBack).
+func TestPrepareRamdisk_PrebuiltISOForTheAgentInterface(t *testing.T) {
+	l := newLab(t)
+	ctx := context.Background()
+	iso := filepath.Join(l.httpRoot, "prebuilt.iso")
+	os.WriteFile(iso, []byte("a prebuilt ISO"), 0o644)
+	task := l.task(map[string]any{"deploy_kernel": nil, "deploy_ramdisk": nil, "deploy_iso": l.httpURL + "prebuilt.iso"})
+	task.Node.Interfaces = map[string]string{"inspect": "agent"}
+	if err := l.boot.ValidateInspection(ctx, task); err != nil {
+		t.Fatalf("ValidateInspection: %v", err)
+	}
+	if err := l.boot.PrepareRamdisk(ctx, task, driver.RamdiskParams{{Key: "ipa-inspection-callback-url", Value: "http://192.0.2.1:6385/v1/continue_inspection"}}); err != nil {
+		t.Fatal(err)
+	}
+	cds, err := l.client.CDs(ctx, l.ep(t, task))
+	if err != nil || len(cds) != 1 || !cds[0].Inserted || cds[0].Image != l.httpURL+"prebuilt.iso" {
+		t.Fatalf("virtual CD %+v, %v; want the prebuilt ISO's URL", cds, err)
+	}
+	if !strings.Contains(l.log.String(), "per-node kernel parameters") {
+		t.Error("no warning that the per-node parameters are lost")
+	}
+	if err := l.boot.CleanUpRamdisk(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if cds, _ := l.client.CDs(ctx, l.ep(t, task)); cds[0].Inserted {
+		t.Errorf("after clean-up: %+v", cds)
+	}
+	task.Node.DriverInfo["deploy_iso"] = "file:///srv/ipa.iso"
+	if err := l.boot.ValidateInspection(ctx, task); !errors.Is(err, driver.ErrInvalidParameter) {
+		t.Errorf("a file:// ISO: %v, want refused (the BMC fetches it)", err)
+	}
+}
+
 // TestPrepareRamdisk_FailureLeavesNothingAfterCleanUp: an image the BMC
 // cannot fetch fails the insertion; clean-up leaves nothing inserted or on disk.
 func TestPrepareRamdisk_FailureLeavesNothingAfterCleanUp(t *testing.T) {

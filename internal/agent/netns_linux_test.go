@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
+	"github.com/ferrometal/ferro/internal/testing/netnstest"
 )
 
 // testNamespace is a network namespace a test creates (removed at its
@@ -30,6 +31,7 @@ func newTestNamespace(t *testing.T, prefix string) *testNamespace {
 	n := &testNamespace{t: t, name: fmt.Sprintf("ferro-%s-%d", prefix, os.Getpid()), ipTool: ipTool}
 	n.ip("netns", "add", n.name)
 	t.Cleanup(func() { exec.Command(ipTool, "netns", "del", n.name).Run() })
+	netnstest.PrivateResolvConf(t, n.name)
 	return n
 }
 

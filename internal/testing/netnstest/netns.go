@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +49,7 @@ func New(t testing.TB, ip string, prefix int) *NS {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ns.remove() })
+	PrivateResolvConf(t, name)
 	for _, args := range [][]string{
 		{"link", "set", "lo", "up"},
 		{"link", "add", "br0", "type", "bridge", "stp_state", "0", "forward_delay", "0"},
@@ -124,6 +126,23 @@ func (ns *NS) AddTap(name string) {
 	ns.MustIP("tuntap", "add", "dev", name, "mode", "tap")
 	ns.MustIP("link", "set", name, "master", ns.Bridge)
 	ns.MustIP("link", "set", name, "up")
+}
+
+// PrivateResolvConf gives the named namespace its own, empty resolv.conf:
+// ip netns exec bind-mounts /etc/netns/<name>/resolv.conf over
+// /etc/resolv.conf, so a DHCP client run there (udhcpc's scripts, u-root's
+// dhclient in ferro-agent) writes that file and not the host's, which
+// would leave the machine without DNS for the rest of the run.
+func PrivateResolvConf(t testing.TB, name string) {
+	t.Helper()
+	dir := filepath.Join("/etc/netns", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "resolv.conf"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Command is exec.Command inside the namespace (ip netns exec).

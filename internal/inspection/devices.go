@@ -155,11 +155,11 @@ func raidDevice(_ context.Context, r *Run) error {
 		r.p.log.Warn("No block device information was received from the ramdisk", "node", r.nodeUUID)
 		return nil
 	}
-	if r.previous == nil {
+	if r.previous == nil || r.previous.Inventory == nil {
 		r.p.log.Debug("No previous inventory; raid device hook exiting", "node", r.nodeUUID)
 		return nil
 	}
-	return r.newRootDevice(current, serials(r.previous))
+	return r.newRootDevice(current, serials(r.previous.Inventory))
 }
 
 func (r *Run) newRootDevice(current, previous []string) error {

@@ -3,6 +3,7 @@ package inspection
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -358,7 +359,7 @@ func TestIronic_PhysicalNetworkAndRAIDDevice(t *testing.T) {
 	rep, _ := Decode([]byte(body))
 	previous := map[string]any{"disks": []any{map[string]any{"name": "/dev/sda", "serial": "A"}}}
 	n := &baremetal.Node{UUID: testNode, Properties: baremetal.JSON{}}
-	res, err = p.Process(context.Background(), rep, Target{Node: n, PreviousInventory: previous})
+	res, err = p.Process(context.Background(), rep, Target{Node: n, Previous: func(context.Context) (*Previous, error) { return &Previous{Inventory: previous}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,5 +544,85 @@ func TestInspector_Dialect(t *testing.T) {
 	_, err := run(t, Inspector, []string{"validate_interfaces"}, nil, report(inv("", `{"name":"eth9","mac_address":"52:54:00:00:00:09"}`), `"boot_interface":"01-52-54-00-00-00-09"`), nil)
 	if err == nil || !strings.Contains(err.Error(), "Preprocessing hook validate_interfaces: No suitable interfaces found in eth9") {
 		t.Errorf("PXE NIC without IP: %v", err)
+	}
+}
+
+// Rules are offered what changed since the previous inspection under
+// plugin_data[hardware_changes]: a rule that fails when a disk was removed
+// fails this inspection with its message; a first inspection (nothing
+// stored) offers no changes, counted, so that the same rule reads them;
+// without rules the previous inventory is not even read.
+func TestRules_SeeHardwareChanges(t *testing.T) {
+	ruleYAML := `
+- description: a disk went missing
+  conditions:
+    - op: "!eq"
+      args: {values: ["{plugin_data[hardware_changes][removed]}", "0"]}
+  actions:
+    - op: log
+      args: {msg: "removed: {plugin_data[hardware_changes][changes][0][id]}"}
+    - op: fail
+      args: {msg: "a disk was removed"}
+`
+	builtIn, err := rules.ParseBuiltIn([]byte(ruleYAML), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Last time the machine had a third disk, serial C.
+	var previousInv map[string]any
+	if err := json.Unmarshal([]byte(strings.Replace(inv("", eth0),
+		`"serial":"B","rotational":true}`, `"serial":"B","rotational":true},{"name":"/dev/sdc","size":2147483648,"serial":"C"}`, 1)), &previousInv); err != nil {
+		t.Fatal(err)
+	}
+	process := func(t *testing.T, withRules bool, previous *Previous) (*Result, error, int) {
+		o := DefaultOptions(Ironic)
+		o.Hooks = []string{"validate-interfaces"}
+		if withRules {
+			o.BuiltInRules = builtIn
+		}
+		p, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Decode([]byte(report(inv("", eth0))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		n := &baremetal.Node{UUID: testNode, Driver: "ipmi", ProvisionState: "inspect wait", Properties: baremetal.JSON{}, Extra: baremetal.JSON{}}
+		res, err := p.Process(context.Background(), rep, Target{Node: n, Previous: func(context.Context) (*Previous, error) {
+			calls++
+			return previous, nil
+		}})
+		return res, err, calls
+	}
+
+	_, err, calls := process(t, true, &Previous{Inventory: previousInv, PluginData: map[string]any{}})
+	if err == nil || !strings.Contains(err.Error(), "a disk was removed") || calls != 1 {
+		t.Errorf("a disk gone: err %v, previous read %d times; want the rule's failure, read once", err, calls)
+	}
+	var f *Failure
+	if !errors.As(err, &f) || f.Stage != StageRules {
+		t.Errorf("the failure %v is not the rules'", err)
+	}
+
+	res, err, _ := process(t, true, nil)
+	if err != nil {
+		t.Fatalf("a first inspection: %v", err)
+	}
+	if hc, _ := res.PluginData["hardware_changes"].(map[string]any); hc == nil || hc["removed"] != 0 || len(hc["changes"].([]any)) != 0 || hc["previous_inspection"] != nil {
+		t.Errorf("a first inspection offers %v; want no changes, counted", res.PluginData["hardware_changes"])
+	}
+
+	res, err, _ = process(t, true, &Previous{Inventory: map[string]any{}, PluginData: map[string]any{}})
+	if err != nil {
+		t.Fatalf("nothing removed: %v", err)
+	}
+	if hc, _ := res.PluginData["hardware_changes"].(map[string]any); hc == nil || hc["removed"] != 0 {
+		t.Errorf("hardware_changes %v: want the changes counted, none removed", res.PluginData["hardware_changes"])
+	}
+
+	if _, err, calls := process(t, false, &Previous{Inventory: previousInv}); err != nil || calls != 0 {
+		t.Errorf("without rules: err %v, previous read %d times; want it never read", err, calls)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/inspection/plan"
@@ -218,14 +219,24 @@ func (p *Pipeline) HookNames() []string {
 type Target struct {
 	Node  *baremetal.Node
 	Ports []*baremetal.Port
-	// PreviousInventory is the node's inventory stored by its last
-	// inspection (nil if none): the raid-device hook compares with it.
-	PreviousInventory map[string]any
+	// Previous loads what the node's last inspection stored (nil, nil:
+	// nothing). It is called at most once, and only when something needs
+	// it: the raid-device hook compares with its inventory, and rules are
+	// offered the hardware changes since it (plugin_data's
+	// hardware.PluginDataKey). Nil: no previous inspection.
+	Previous func(context.Context) (*Previous, error)
 	// PluginData is merged into plugin_data after the hooks and before the
 	// rules, so that rules see it: the place for what the caller computes
 	// from the report and what it has stored (a hardware-change summary,
 	// for instance). Keys the hooks set are overwritten.
 	PluginData map[string]any
+}
+
+// Previous is what a node's last inspection stored.
+type Previous struct {
+	Inventory, PluginData map[string]any
+	// Inspected is when that inspection finished (zero: unknown).
+	Inspected time.Time
 }
 
 // Result is what processing a report produced. Nothing of it has been

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/hardware"
 	"github.com/ferrometal/ferro/internal/inspection/plan"
 	"github.com/ferrometal/ferro/internal/inspection/rules"
 	"github.com/ferrometal/ferro/internal/inventory"
@@ -31,8 +34,11 @@ type Run struct {
 	// logs, and what the hooks add.
 	data map[string]any
 	// node is the plan, from Finish on.
-	node     *plan.Node
-	previous map[string]any
+	node *plan.Node
+	// previous is what the last inspection stored (nil: none, or not
+	// loaded: nothing needed it).
+	previous       *Previous
+	previousLoaded bool
 
 	// What hooks share, in ferro's types.
 	all, valid []*nic
@@ -106,7 +112,12 @@ func (r *Run) Finish(ctx context.Context, t Target) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.node, r.previous = node, t.PreviousInventory
+	r.node = node
+	if slices.Contains(r.p.HookNames(), "raid-device") {
+		if err := r.loadPrevious(ctx, t); err != nil {
+			return nil, err
+		}
+	}
 	for _, h := range r.p.hooks {
 		if h.process == nil {
 			continue
@@ -118,14 +129,61 @@ func (r *Run) Finish(ctx context.Context, t Target) (*Result, error) {
 	}
 	maps.Copy(r.data, t.PluginData)
 
-	applied, err := r.applyRules(ctx)
+	all, err := r.rules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) > 0 {
+		if err := r.offerHardwareChanges(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	applied, err := r.applyRules(ctx, all)
 	if err != nil {
 		return nil, err
 	}
 	return &Result{Changes: node.Changes(), Inventory: r.inventory, PluginData: r.data, Logs: r.logs, Rules: applied}, nil
 }
 
-func (r *Run) applyRules(ctx context.Context) ([]string, error) {
+// loadPrevious reads what the node's last inspection stored, once.
+func (r *Run) loadPrevious(ctx context.Context, t Target) error {
+	if r.previousLoaded || t.Previous == nil {
+		return nil
+	}
+	r.previousLoaded = true
+	prev, err := t.Previous(ctx)
+	if err != nil {
+		return fmt.Errorf("read the previous inventory: %w", err)
+	}
+	r.previous = prev
+	return nil
+}
+
+// offerHardwareChanges puts what changed since the previous inspection
+// under plugin_data's hardware.PluginDataKey, for the rules ("fail when a
+// disk was removed"). A first inspection offers no changes, counted, so
+// that a rule reading the counts works on every inspection.
+func (r *Run) offerHardwareChanges(ctx context.Context, t Target) error {
+	if err := r.loadPrevious(ctx, t); err != nil {
+		return err
+	}
+	if r.previous == nil {
+		r.data[hardware.PluginDataKey] = hardware.PluginData("", nil)
+		return nil
+	}
+	changes := hardware.Compare(
+		hardware.Read(&baremetal.Inventory{Inventory: r.previous.Inventory, PluginData: r.previous.PluginData}),
+		hardware.Read(&baremetal.Inventory{Inventory: r.inventory, PluginData: r.data}))
+	var since string
+	if !r.previous.Inspected.IsZero() {
+		since = r.previous.Inspected.UTC().Format(time.RFC3339)
+	}
+	r.data[hardware.PluginDataKey] = hardware.PluginData(since, changes)
+	return nil
+}
+
+// rules are the stored rules of this entry point and the built-in ones.
+func (r *Run) rules(ctx context.Context) ([]*rules.Rule, error) {
 	var all []*rules.Rule
 	if r.p.opts.Rules != nil {
 		stored, err := r.p.opts.Rules.Rules(ctx)
@@ -134,7 +192,10 @@ func (r *Run) applyRules(ctx context.Context) ([]string, error) {
 		}
 		all = append(all, stored...)
 	}
-	all = append(all, r.p.opts.BuiltInRules...)
+	return append(all, r.p.opts.BuiltInRules...), nil
+}
+
+func (r *Run) applyRules(ctx context.Context, all []*rules.Rule) ([]string, error) {
 	if len(all) == 0 {
 		return nil, nil
 	}

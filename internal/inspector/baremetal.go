@@ -25,6 +25,10 @@ type BareMetal interface {
 	Apply(ctx context.Context, nodeUUID string, ch plan.Changes) error
 	SetBootDevice(ctx context.Context, nodeUUID, device string, persistent bool) error
 	SetPowerState(ctx context.Context, nodeUUID, target string) error
+	// Previous returns the inventory and plugin_data the node's last
+	// inspection stored (nil, nil: none), for the hardware changes the
+	// rules are offered.
+	Previous(ctx context.Context, nodeUUID string) (*inspection.Previous, error)
 }
 
 // NodeLocker runs fn under a node's exclusive lock in one transaction; the
@@ -119,4 +123,16 @@ func (l *Local) SetBootDevice(ctx context.Context, nodeUUID, device string, pers
 // reboot this client asked for finds the node locked and is retried.
 func (l *Local) SetPowerState(ctx context.Context, nodeUUID, target string) error {
 	return l.retryLocked(ctx, func() error { return l.Power.ChangePowerState(ctx, nodeUUID, target, 0) })
+}
+
+// Previous is the inventory the store holds for the node.
+func (l *Local) Previous(ctx context.Context, nodeUUID string) (*inspection.Previous, error) {
+	inv, err := l.Store.GetInventory(ctx, nodeUUID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &inspection.Previous{Inventory: inv.Inventory, PluginData: inv.PluginData}, nil
 }

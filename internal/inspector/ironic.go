@@ -16,6 +16,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/inspection"
 	"github.com/ferrometal/ferro/internal/inspection/plan"
 	"github.com/ferrometal/ferro/internal/openstack"
 )
@@ -259,4 +260,20 @@ func (c *HTTPBareMetal) SetPowerState(ctx context.Context, nodeUUID, target stri
 		return fmt.Errorf("set power state of node %s to %s: %w", nodeUUID, target, err)
 	}
 	return nil
+}
+
+// Previous is GET /v1/nodes/{node}/inventory (1.81); a node without one
+// answers 404, which is no previous inspection.
+func (c *HTTPBareMetal) Previous(ctx context.Context, nodeUUID string) (*inspection.Previous, error) {
+	r := nodes.GetInventory(ctx, c.sc, nodeUUID)
+	if gophercloud.ResponseCodeIs(r.Err, http.StatusNotFound) {
+		return nil, nil
+	}
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	body, _ := r.Body.(map[string]any)
+	inv, _ := body["inventory"].(map[string]any)
+	data, _ := body["plugin_data"].(map[string]any)
+	return &inspection.Previous{Inventory: inv, PluginData: data}, nil
 }

@@ -139,7 +139,15 @@ func (s *Service) process(ctx context.Context, nodeUUID string, run *inspection.
 	if err != nil {
 		return nil, fmt.Errorf("get node %s: %w", nodeUUID, err)
 	}
-	res, err := run.Finish(ctx, inspection.Target{Node: n, Ports: ports})
+	res, err := run.Finish(ctx, inspection.Target{Node: n, Ports: ports, Previous: func(ctx context.Context) (*inspection.Previous, error) {
+		prev, err := s.bm.Previous(ctx, n.UUID)
+		if err != nil {
+			// The report is processed either way; the rules see no changes.
+			s.log.Warn("cannot read the previous inventory", "node", n.UUID, "error", err)
+			return nil, nil
+		}
+		return prev, nil
+	}})
 	if err != nil {
 		return nil, err
 	}

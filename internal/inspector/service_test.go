@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
+	"github.com/ferrometal/ferro/internal/inspection"
 	"github.com/ferrometal/ferro/internal/inspection/plan"
 	"github.com/ferrometal/ferro/internal/inspector"
 	"github.com/ferrometal/ferro/internal/store"
@@ -37,6 +38,8 @@ type fakeBareMetal struct {
 	applied map[string][]plan.Changes
 	calls   []string // "power <uuid> <state>", "boot <uuid> <device>"
 	failOn  string   // a call prefix that fails
+	// previous is what each node's last inspection stored.
+	previous map[string]*inspection.Previous
 }
 
 func newFakeBareMetal() *fakeBareMetal {
@@ -90,6 +93,12 @@ func (f *fakeBareMetal) record(call string) error {
 
 func (f *fakeBareMetal) SetBootDevice(_ context.Context, nodeUUID, device string, _ bool) error {
 	return f.record("boot " + nodeUUID + " " + device)
+}
+
+func (f *fakeBareMetal) Previous(_ context.Context, nodeUUID string) (*inspection.Previous, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.previous[nodeUUID], nil
 }
 
 func (f *fakeBareMetal) SetPowerState(_ context.Context, nodeUUID, target string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"slices"
@@ -298,17 +299,11 @@ func (a *Agent) ContinueInspection(ctx context.Context, t *driver.Task, rep *ins
 	ctx = context.WithoutCancel(ctx)
 	n := t.Node
 	n.DriverInternalInfo[LastHeartbeatKey] = a.o.Now().UTC().Format("2006-01-02T15:04:05.000000")
-	// Only raid-device reads the previous inventory: 40 NICs' worth of
-	// JSON is not decoded for nothing.
-	var previous map[string]any
-	if a.o.Store != nil && slices.Contains(a.o.Pipeline.HookNames(), "raid-device") {
-		if inv, err := a.o.Store.GetInventory(ctx, n.UUID); err == nil {
-			previous = inv.Inventory
-		} else if !errors.Is(err, store.ErrNotFound) {
-			t.Log.Warn("cannot read the previous inventory; the raid-device hook sees none", "error", err)
-		}
+	target := inspection.Target{Node: n, Ports: t.Ports, PluginData: extra}
+	if a.o.Store != nil {
+		target.Previous = previousInspection(a.o.Store, n.UUID, t.Log)
 	}
-	res, err := a.o.Pipeline.Process(ctx, rep, inspection.Target{Node: n, Ports: t.Ports, PreviousInventory: previous, PluginData: extra})
+	res, err := a.o.Pipeline.Process(ctx, rep, target)
 	if err != nil {
 		if res != nil {
 			a.storeLogs(t, res.Logs, true)
@@ -564,4 +559,23 @@ func CachedLookupAddresses(n *baremetal.Node) []string {
 		}
 	}
 	return out
+}
+
+// previousInspection loads the inventory the node's last inspection
+// stored, for the pipeline, which reads it only when the raid-device hook
+// or a rule needs it (40 NICs' worth of JSON is not decoded for nothing).
+// A store error is logged and treated as no previous inspection: the
+// report is processed either way.
+func previousInspection(st AgentStore, nodeUUID string, log *slog.Logger) func(context.Context) (*inspection.Previous, error) {
+	return func(ctx context.Context) (*inspection.Previous, error) {
+		inv, err := st.GetInventory(ctx, nodeUUID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			log.Warn("cannot read the previous inventory; processing goes on without it", "error", err)
+			return nil, nil
+		}
+		return &inspection.Previous{Inventory: inv.Inventory, PluginData: inv.PluginData}, nil
+	}
 }

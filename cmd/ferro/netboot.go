@@ -123,3 +123,23 @@ func (r leaseReleaser) ReleaseLeases(ctx context.Context, nodeUUID string) error
 	}
 	return err
 }
+
+// bootFiles serves [deploy]http_root when the built-in netboot does not
+// (any [dhcp]dhcp_provider but builtin): on [deploy]http_listen, or on the
+// API port under http_url's path. Nil, with the reason logged, when
+// http_url does not say where (unset, or no path and no http_listen): a
+// site that serves http_root with its own web server needs nothing here.
+func bootFiles(cfg *config.Config, db netboot.NodeGetter, events netboot.Events, log *slog.Logger) (*netboot.BootFiles, error) {
+	u, err := url.Parse(cfg.Deploy.HTTPURL)
+	if cfg.Deploy.HTTPURL == "" || err != nil || u.Scheme != "http" || u.Host == "" {
+		log.Info("[deploy]http_root is not served: [deploy]http_url does not name an http:// URL of ferro's", "http_url", cfg.Deploy.HTTPURL)
+		return nil, nil
+	}
+	prefix := strings.TrimRight(u.Path, "/") + "/"
+	if cfg.Deploy.HTTPListen == "" && prefix == "/" {
+		log.Info("[deploy]http_root is not served: [deploy]http_url has no path to serve it under on the API port, and [deploy]http_listen is not set", "http_url", cfg.Deploy.HTTPURL)
+		return nil, nil
+	}
+	return netboot.NewBootFiles(netboot.BootFilesOptions{Root: cfg.Deploy.HTTPRoot, Prefix: prefix,
+		AnyClientReadsNodeFiles: cfg.Netboot.NodeFilesAnyClient, Store: db, Events: events, Log: log.With("service", "boot-files")})
+}

@@ -261,6 +261,16 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		}
 		obs.watchNetboot(nb)
 	}
+	var files *netboot.BootFiles
+	if nb == nil {
+		progress := obs.progress(conductor.NewProgress(db, cfg.Default.Host, log))
+		if files, err = bootFiles(cfg, db, progress, log); err != nil {
+			return err
+		}
+		if files != nil {
+			defer files.Close()
+		}
+	}
 
 	// Bind every socket before anything runs, so that a busy port, a
 	// missing interface or a bad address refuses the start with nothing
@@ -286,11 +296,16 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 			}
 		}
 		h := sec.apiHandler(obs.mount(mux, db))
+		// Boot files are read by firmware, BMCs and the ramdisk, which have
+		// no credentials: they are served beside the authentication.
 		if nb != nil && nbOpts.HTTPListen == "" {
-			// Boot files are read by firmware and the ramdisk, which have
-			// no credentials: they are served beside the authentication.
 			outer := http.NewServeMux()
 			outer.Handle(nbOpts.HTTPPrefix, nb.HTTPHandler())
+			outer.Handle("/", h)
+			h = outer
+		} else if files != nil && cfg.Deploy.HTTPListen == "" {
+			outer := http.NewServeMux()
+			outer.Handle(files.Prefix, files)
 			outer.Handle("/", h)
 			h = outer
 		}
@@ -321,6 +336,13 @@ func runServer(ctx context.Context, cfg *config.Config, roles []string, dataDir 
 		if err := nb.Listen(); err != nil {
 			return err
 		}
+	}
+	if files != nil && cfg.Deploy.HTTPListen != "" {
+		srv, err := listen(cfg.Deploy.HTTPListen, files, nil, listenLimits(cfg), log, "boot files")
+		if err != nil {
+			return err
+		}
+		servers = append(servers, srv)
 	}
 
 	// The api role takes node locks and runs the work of its requests

@@ -101,7 +101,16 @@ func startLab(t *testing.T, env ...string) *lab {
 		"FERRO_DEPLOY_HTTP_URL=" + httpURL,
 	}
 	l.tokens = slices.Contains(env, "FERRO_INSPECTOR_AGENT=ferro-agent")
-	l.srv = ferrotest.Start(t, ferrotest.WithEnv(append(base, env...)...))
+	opts := []ferrotest.Option{ferrotest.WithEnv(append(base, env...)...)}
+	for _, kv := range env {
+		// A test that must know the API's URL before the start (to name it
+		// in [deploy]http_url) picks the port.
+		if v, ok := strings.CutPrefix(kv, "FERRO_API_PORT="); ok {
+			port, _ := strconv.Atoi(v)
+			opts = append(opts, ferrotest.WithPort(port))
+		}
+	}
+	l.srv = ferrotest.Start(t, opts...)
 	l.inspectInterface, l.wantCallback = "inspector", l.callback
 
 	// An empty home keeps the user's clouds.yaml and the client's version

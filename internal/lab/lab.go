@@ -383,12 +383,16 @@ func (l *Lab) startLLDPD() {
 	}
 	// A frame every second (lldpd's default is 30 s), so the agent's
 	// capture, which ends at the first frame, is short. lldpd makes its
-	// control socket once started: retry until it answers.
+	// control socket once started, and may acknowledge the setting before
+	// its start-up is done and keep 30 s: configure until it reads back.
 	cli := filepath.Join(filepath.Dir(bin), "lldpcli")
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := time.Now().Add(30 * time.Second); ; {
 		out, err := l.command(cli, "-u", sock, "configure", "lldp", "tx-interval", "1").CombinedOutput()
 		if err == nil {
-			return
+			out, err = l.command(cli, "-u", sock, "show", "configuration").CombinedOutput()
+			if err == nil && strings.Contains(string(out), "Transmit delay: 1") {
+				return
+			}
 		}
 		if time.Now().After(deadline) {
 			l.o.Log.Warn("lldpcli configure tx-interval failed: LLDP every 30 s", "error", err, "output", string(out))

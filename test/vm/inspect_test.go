@@ -123,15 +123,20 @@ func (l *lab) lldpd(t *testing.T, taps []string) (chassis string, ports map[stri
 	ctl := func(args ...string) ([]byte, error) {
 		return l.ns.Command(cli, append([]string{"-u", sock}, args...)...).CombinedOutput()
 	}
-	// Send every second, so that the agent's few seconds of capture see a frame.
-	deadline := time.Now().Add(20 * time.Second)
+	// Send every second, so that the agent's few seconds of capture see a
+	// frame. lldpd may acknowledge the setting before its start-up is done
+	// and keep 30 s: configure until the setting reads back.
+	deadline := time.Now().Add(time.Minute)
 	for {
 		b, err := ctl("configure", "lldp", "tx-interval", "1")
 		if err == nil {
-			break
+			b, err = ctl("show", "configuration")
+			if err == nil && strings.Contains(string(b), "Transmit delay: 1") {
+				break
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("lldpcli configure: %v: %s", err, b)
+			t.Fatalf("lldpd's tx-interval does not read back as 1 s: %v: %s", err, b)
 		}
 		time.Sleep(200 * time.Millisecond) // lldpd creates its socket at start; no event to wait for
 	}

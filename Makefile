@@ -9,7 +9,7 @@
 
 GO           ?= go
 PKGS         ?= ./...
-TEST_TIMEOUT ?= 10m
+TEST_TIMEOUT ?= 25m
 FUZZTIME     ?= 3s
 TESTFLAGS    ?=
 BENCHFLAGS   ?=

@@ -31,13 +31,15 @@ func TestInspect_QEMUReinspectionShowsTheChanges(t *testing.T) {
 		"FERRO_PXE_KERNEL_APPEND_PARAMS="+params,
 		"FERRO_DEPLOY_DEFAULT_BOOT_MODE=bios",
 		"FERRO_IPMI_MIN_COMMAND_INTERVAL=1",
+		"FERRO_SERVICE_CATALOG_ENDPOINT_OVERRIDE="+apiURL,
+		"FERRO_INSPECTOR_HOOKS=$default_hooks,cpus,memory,root-device,parse-lldp,local-link-connection",
 	)
 	before, after := "tapc0", "tapc1"
 	l.ns.AddTap(before)
 	l.ns.AddTap(after)
 	chassis, lldpPorts := l.lldpd(t, []string{before, after})
 	m := machine{name: "changes", mac: "52:54:00:77:10:09", tap: before, driver: "ipmi", boot: "ipxe",
-		cpus: 1, memMB: 1024, disksGB: []int{4, 2}, serial: "LAB-CHANGES-9"}
+		cpus: 1, memMB: 1024, disksGB: []int{4, 2}, serial: "LAB-CHANGES-9", inspect: "agent"}
 	console := filepath.Join(t.TempDir(), "console.log")
 	start := func(m machine) *vbmctest.VBMC {
 		q := &vbmc.QEMUConfig{Taps: []string{m.tap}, IPMIDevice: true, Accel: "auto", ConsoleLog: console}

@@ -59,7 +59,53 @@ func isSecretKey(k string) bool {
 // sanitizeKeys.
 func namesSecret(s string) bool {
 	lower := strings.ToLower(s)
+	if !hasSecretAnchor(lower) {
+		return false
+	}
 	return slices.ContainsFunc(sanitizeKeys, func(k string) bool { return strings.Contains(lower, k) })
+}
+
+// secretAnchors are short words one of which every word of sanitizeKeys
+// contains (TestSecretAnchors_CoverSanitizeKeys), so that a string with
+// none of them, as most URLs and addresses are, is passed in one scan
+// instead of a search per word: that search was a seventh of a detailed
+// node list.
+var secretAnchors = []string{"pass", "pswd", "secret", "suffix", "token", "configdrive", "cookie", "key", "kek", "fsid"}
+
+// hasSecretAnchor reports whether lower contains one of secretAnchors
+// (TestHasSecretAnchor), looking at the few bytes after each of their
+// first letters only.
+func hasSecretAnchor(lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		rest := lower[i:]
+		switch rest[0] {
+		case 'p':
+			if strings.HasPrefix(rest, "pass") || strings.HasPrefix(rest, "pswd") {
+				return true
+			}
+		case 's':
+			if strings.HasPrefix(rest, "secret") || strings.HasPrefix(rest, "suffix") {
+				return true
+			}
+		case 't':
+			if strings.HasPrefix(rest, "token") {
+				return true
+			}
+		case 'c':
+			if strings.HasPrefix(rest, "configdrive") || strings.HasPrefix(rest, "cookie") {
+				return true
+			}
+		case 'k':
+			if strings.HasPrefix(rest, "key") || strings.HasPrefix(rest, "kek") {
+				return true
+			}
+		case 'f':
+			if strings.HasPrefix(rest, "fsid") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maskDriverInfo is the masker for driver_info. Beyond Ironic's keys,

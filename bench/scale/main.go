@@ -1,19 +1,23 @@
 // Command scale is the scale probe: a throwaway PostgreSQL cluster
 // (Debian's postgresql package), three `ferro serve` processes sharing it
-// as production runs them (the hash ring, heartbeats every second), 10,000
-// fake-hardware nodes with 20,000 ports, then
+// as production runs them (the hash ring; heartbeats every 2 s, dead
+// after 10), 10,000 fake-hardware nodes with 20,000 ports, then
 //
 //   - the detailed list (limit=1000) and paging through every node;
+//
 //   - 1,000 inspections started at once, each answered by a simulated
 //     agent with a realistic report (the callback and token from the boot
 //     configuration the inspecting process wrote), with rounds of API
 //     requests (the detailed list, GET, PATCH, a provision verb) beside;
+//
 //   - what the periodic tasks read from the database when nothing happens;
+//
 //   - one process SIGKILLed under load: time until every node is owned
 //     by a live conductor again, and what it left locked or half done;
+//
 //   - RSS per process, database size, CPU seconds per inspection.
 //
-//	FERRO_BIN=bin/ferro go run ./bench/scale [-nodes 10000] [-inspections 1000] [-processes 3]
+//     FERRO_BIN=bin/ferro go run ./bench/scale [-nodes 10000] [-inspections 1000] [-processes 3]
 //
 // `make bench` runs it so; -nodes 1000 -inspections 100 is the small
 // profile test/scale runs in CI. It prints a table and fails when an
@@ -96,9 +100,11 @@ func Print(r *probe.Result, took time.Duration) {
 	row("inspections: first request to all manageable", r.InspectAll.Round(time.Millisecond).String())
 	row("inspections: reports/s", fmt.Sprintf("%.0f", r.ReportsPerSec))
 	row("inspections: failed", fmt.Sprint(r.InspectFailed))
+	row("requests retried meanwhile (409 locked, 503 no free worker)", fmt.Sprint(r.InspectRetries))
 	row("CPU s per inspection (all processes, API load beside)", fmt.Sprintf("%.4f", r.CPUPerInspect))
 	row("idle: rows read/s from the database (periodic tasks)", fmt.Sprintf("%.0f", r.IdleRowsPerSec))
 	row("idle: transactions/s", fmt.Sprintf("%.1f", r.IdleXactPerSec))
+	row("idle: sequential scans of the nodes table in 10 s", fmt.Sprint(r.IdleNodeScans))
 	if c.Kill {
 		row("SIGKILL of one process: every node owned again after", r.Takeover.Round(time.Millisecond).String())
 		row("  locks of the dead process left / nodes left verifying", fmt.Sprintf("%d / %d", r.LocksLeft, r.StuckNodes))

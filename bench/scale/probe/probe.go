@@ -50,9 +50,10 @@ type Config struct {
 
 // Result is what a probe measured.
 type Result struct {
-	Config  Config
-	Enroll  time.Duration // creating the nodes and ports
-	Latency map[string][]time.Duration
+	Config    Config
+	Enroll    time.Duration // creating the nodes and ports
+	EnrollCPU float64       // CPU seconds of all processes for it
+	Latency   map[string][]time.Duration
 	// Inspections: from the first inspect request until all are
 	// manageable; reports posted per second; failures.
 	InspectAll     time.Duration
@@ -61,6 +62,8 @@ type Result struct {
 	CPUPerInspect  float64 // CPU seconds of all processes per inspection (with the API load beside)
 	IdleRowsPerSec float64 // rows the database reads per second with nothing to do
 	IdleXactPerSec float64 // transactions per second with nothing to do
+	IdleNodeScans  int64   // sequential scans of the nodes table over the idle window
+	InspectRetries int64   // inspect requests answered 409 or 503 (no free worker) and sent again
 	PageAll        time.Duration
 	Takeover       time.Duration // from SIGKILL until no node names the dead process
 	LocksLeft      int           // node locks the dead process still held after the take-over
@@ -100,6 +103,8 @@ type probe struct {
 	http  *http.Client
 	mu    sync.Mutex
 	nodes []node
+	// retries counts requests sent again by retryBusy.
+	retries atomic.Int64
 }
 
 type node struct {
@@ -208,7 +213,7 @@ func (p *probe) live() []*proc {
 // makes manageable those that will be inspected and a few more for the
 // provision verbs.
 func (p *probe) enroll(ctx context.Context) error {
-	began := time.Now()
+	began, cpu0 := time.Now(), p.cpu()
 	p.nodes = make([]node, p.c.Nodes)
 	manage := min(p.c.Nodes, p.c.Inspections+p.c.Rounds)
 	kernel, ramdisk := "file://"+filepath.Join(p.dir, "images", "ipa.kernel"), "file://"+filepath.Join(p.dir, "images", "ipa.initramfs")
@@ -245,7 +250,7 @@ func (p *probe) enroll(ctx context.Context) error {
 	if err := p.waitState(ctx, p.nodes[:manage], "manageable", 2*time.Minute); err != nil {
 		return err
 	}
-	p.res.Enroll = time.Since(began)
+	p.res.Enroll, p.res.EnrollCPU = time.Since(began), p.cpu()-cpu0
 	p.logf("enrolled %d nodes and %d ports (%d managed) in %v", p.c.Nodes, 2*p.c.Nodes, manage, since(began))
 	return nil
 }
@@ -258,34 +263,44 @@ func mac(n, i int) string {
 // idle measures what the processes ask of the database when nothing
 // happens: the periodic tasks alone (heartbeats, the hash ring, the
 // take-over check of locked nodes, the status poll of nodes in inspect
-// wait), over five seconds.
+// wait), as rows read from every table and transactions, over ten
+// seconds. PostgreSQL's statistics are flushed late (an idle backend's
+// after up to ten seconds), so the enrolment's are let through first, and
+// the tables analysed as autovacuum would soon.
 func (p *probe) idle(ctx context.Context) error {
-	const q = "SELECT tup_returned + tup_fetched, xact_commit FROM pg_stat_database WHERE datname = current_database()"
-	read := func() (rows, xacts int64, err error) {
-		conn, err := pgx.Connect(ctx, p.dsn)
-		if err != nil {
-			return 0, 0, err
-		}
-		defer conn.Close(ctx)
-		// The statistics are those of a snapshot; a new connection sees
-		// what the server has flushed (at most every second).
-		err = conn.QueryRow(ctx, q).Scan(&rows, &xacts)
-		return rows, xacts, err
-	}
-	time.Sleep(1500 * time.Millisecond) // let the enrolment's last statistics be flushed
-	r0, x0, err := read()
+	const q = `SELECT (SELECT COALESCE(sum(seq_tup_read + idx_tup_fetch), 0)::bigint FROM pg_stat_user_tables),
+		(SELECT COALESCE(sum(seq_scan), 0)::bigint FROM pg_stat_user_tables WHERE relname = 'nodes'),
+		(SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())`
+	conn, err := pgx.Connect(ctx, p.dsn)
 	if err != nil {
 		return err
 	}
-	const window = 5 * time.Second
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "ANALYZE"); err != nil {
+		return err
+	}
+	read := func() (rows, seq, xacts int64, err error) {
+		// A snapshot of the statistics is kept for the transaction; each
+		// read is a transaction of its own.
+		err = conn.QueryRow(ctx, q).Scan(&rows, &seq, &xacts)
+		return rows, seq, xacts, err
+	}
+	time.Sleep(11 * time.Second)
+	r0, s0, x0, err := read()
+	if err != nil {
+		return err
+	}
+	const window = 10 * time.Second
 	time.Sleep(window)
-	r1, x1, err := read()
+	r1, s1, x1, err := read()
 	if err != nil {
 		return err
 	}
 	p.res.IdleRowsPerSec = float64(r1-r0) / window.Seconds()
 	p.res.IdleXactPerSec = float64(x1-x0) / window.Seconds()
-	p.logf("idle: %.0f rows read/s, %.1f transactions/s over %v", p.res.IdleRowsPerSec, p.res.IdleXactPerSec, window)
+	p.res.IdleNodeScans = s1 - s0
+	p.logf("idle: %.0f rows read/s, %.1f transactions/s, %d sequential scans of nodes over %v",
+		p.res.IdleRowsPerSec, p.res.IdleXactPerSec, p.res.IdleNodeScans, window)
 	return nil
 }
 
@@ -378,7 +393,11 @@ func (p *probe) inspectUnderLoad(ctx context.Context) error {
 		reported := map[string]bool{}
 		var agents sync.WaitGroup
 		sem := make(chan struct{}, 32)
-		for loops := 0; len(reported) < n && loops < 100000 && ctx.Err() == nil && firstErr.Load() == nil; loops++ {
+		// It gives up once no node has come to inspect wait for a minute
+		// (an inspection that failed before it): waitState then says which.
+		progress := time.Now()
+		for loops := 0; len(reported) < n && loops < 100000 && time.Since(progress) < time.Minute &&
+			ctx.Err() == nil && firstErr.Load() == nil; loops++ {
 			var out struct {
 				Nodes []struct {
 					UUID string `json:"uuid"`
@@ -394,6 +413,7 @@ func (p *probe) inspectUnderLoad(ctx context.Context) error {
 					continue
 				}
 				reported[w.UUID] = true
+				progress = time.Now()
 				agents.Add(1)
 				sem <- struct{}{}
 				go func() {
@@ -421,13 +441,14 @@ func (p *probe) inspectUnderLoad(ctx context.Context) error {
 	}
 	if err := p.waitState(ctx, targets, "manageable", 3*time.Minute); err != nil {
 		p.res.InspectFailed = p.countNot(ctx, targets, "manageable")
-		return err
+		return fmt.Errorf("inspections: %w", err)
 	}
 	p.res.InspectAll = time.Since(began)
 	if span := time.Duration(postsAt[1].Load() - postsAt[0].Load()); span > 0 && posted.Load() > 1 {
 		p.res.ReportsPerSec = float64(posted.Load()-1) / span.Seconds()
 	}
 	p.res.CPUPerInspect = (p.cpu() - cpu0) / float64(n)
+	p.res.InspectRetries = p.retries.Load()
 	p.logf("%d inspections: all manageable in %v, %.0f reports/s", n, since(began), p.res.ReportsPerSec)
 	return nil
 }
@@ -744,17 +765,18 @@ func (p *probe) do(ctx context.Context, base, method, path string, in, out any) 
 	return nil
 }
 
-// retryBusy sends a request again while the node is locked (409), as a
-// client does, up to 200 times.
+// retryBusy sends a request again while the node is locked (409) or the
+// process has no free worker (503), as a client does, up to 400 times.
 func (p *probe) retryBusy(ctx context.Context, base, method, path string, in any) error {
 	var err error
-	for try := 0; try < 200; try++ {
+	for try := 0; try < 400; try++ {
 		err = p.do(ctx, base, method, path, in, nil)
 		var ae *apiError
-		if !errors.As(err, &ae) || ae.code != http.StatusConflict {
+		if !errors.As(err, &ae) || (ae.code != http.StatusConflict && ae.code != http.StatusServiceUnavailable) {
 			return err
 		}
-		time.Sleep(25 * time.Millisecond)
+		p.retries.Add(1)
+		time.Sleep(time.Duration(25+try) * time.Millisecond)
 	}
 	return err
 }
@@ -819,8 +841,16 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// The processes heart-beat every two seconds and count as dead after ten
+// silent ones, a sixth of production's 10 and 60 s so that the take-over
+// after SIGKILL is measured in seconds. Shorter is not safe on a starved
+// machine: with 1 and 3 s, two cores at a load of 12 during 1,000
+// inspections missed heartbeats, live processes were declared dead, their
+// locks taken over, and their inspect tasks failed on the fence.
+const heartbeatInterval, heartbeatTimeout = 2, 10
+
 // startProc starts process i on the database, as production runs several:
-// a host name of its own, heartbeats every second, dead after three.
+// a host name of its own, and the heartbeats above.
 func startProc(ctx context.Context, bin, dir, dsn, images string, i int) (*proc, error) {
 	pdir := filepath.Join(dir, fmt.Sprintf("proc%d", i))
 	pr := &proc{host: fmt.Sprintf("scale-%d", i), tftpRoot: filepath.Join(pdir, "tftpboot"), log: filepath.Join(pdir, "ferro.log"), exited: make(chan struct{})}
@@ -847,8 +877,8 @@ func startProc(ctx context.Context, bin, dir, dsn, images string, i int) (*proc,
 	pr.cmd.Env = append(pr.cmd.Env,
 		"FERRO_DATABASE_CONNECTION="+dsn,
 		"FERRO_DEFAULT_HOST="+pr.host,
-		"FERRO_CONDUCTOR_HEARTBEAT_INTERVAL=1",
-		"FERRO_CONDUCTOR_HEARTBEAT_TIMEOUT=3",
+		"FERRO_CONDUCTOR_HEARTBEAT_INTERVAL="+strconv.Itoa(heartbeatInterval),
+		"FERRO_CONDUCTOR_HEARTBEAT_TIMEOUT="+strconv.Itoa(heartbeatTimeout),
 		"FERRO_API_HOST_IP=127.0.0.1",
 		"FERRO_API_PORT="+strconv.Itoa(apiPort),
 		"FERRO_INSPECTOR_LISTEN_ADDRESS=127.0.0.1",

@@ -21,7 +21,7 @@ func TestNamesSecret_AsPlainSearch(t *testing.T) {
 		lower := strings.ToLower(s)
 		return slices.ContainsFunc(sanitizeKeys, func(k string) bool { return strings.Contains(lower, k) })
 	}
-	cases := []string{"", "http://images.example/ipa.kernel", "sha256:00ab", "--Password x", "ipmi_PASSWORD=x",
+	cases := []string{"", "http://images.example/ipa.kernel", "nofb console=ttyS0", "PaSsWoRd=1", "\u0130pass", "İ", "sha256:00ab", "--Password x", "ipmi_PASSWORD=x",
 		"\u212Aey=1", "s", "keystone", "cephMonKey: y", "x-auth-token", "tok", "pswd", "ConfigDrive", "fsi", "ünïcode secret"}
 	cases = append(cases, sanitizeKeys...)
 	for _, k := range sanitizeKeys {
@@ -37,7 +37,7 @@ func TestNamesSecret_AsPlainSearch(t *testing.T) {
 // hasSecretAnchor's letter switch finds every anchor, and nothing shorter.
 func TestHasSecretAnchor(t *testing.T) {
 	for _, a := range secretAnchors {
-		if !hasSecretAnchor(a) || !hasSecretAnchor("x-"+a+"-y") {
+		if !hasSecretAnchor(a) || !hasSecretAnchor("x-"+a+"-y") || !hasSecretAnchor(strings.ToUpper(a)) {
 			t.Errorf("hasSecretAnchor misses %q", a)
 		}
 		if hasSecretAnchor(a[:len(a)-1]) || hasSecretAnchor(a[1:]) {

@@ -19,8 +19,9 @@ import (
 )
 
 // maxGrowth is how much more a node may cost at four times the nodes:
-// linear work stays near 1, quadratic is 4.
-const maxGrowth = 2.5
+// linear work stays near 1, quadratic is 4; the wall-time figures swing
+// with the machine's other load, which the margin leaves room for.
+const maxGrowth = 3.0
 
 func TestScale_PerNodeCostFlat(t *testing.T) {
 	if !pgtest.Available() {

@@ -73,8 +73,9 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	if res.InspectFailed > 0 || res.StuckNodes > 0 || res.LocksLeft > 0 {
-		fail(fmt.Errorf("%d inspections failed, %d nodes left half done, %d locks left", res.InspectFailed, res.StuckNodes, res.LocksLeft))
+	if res.InspectFailed > 0 || res.StuckNodes > 0 || res.LocksLeft > 0 || res.RunTwice > 0 {
+		fail(fmt.Errorf("%d inspections failed, %d nodes left half done, %d locks left, %d tasks run twice",
+			res.InspectFailed, res.StuckNodes, res.LocksLeft, res.RunTwice))
 	}
 }
 
@@ -108,6 +109,7 @@ func Print(r *probe.Result, took time.Duration) {
 	if c.Kill {
 		row("SIGKILL of one process: every node owned again after", r.Takeover.Round(time.Millisecond).String())
 		row("  locks of the dead process left / nodes left verifying", fmt.Sprintf("%d / %d", r.LocksLeft, r.StuckNodes))
+		row("  tasks run twice (inspections, manage tasks of the kill)", fmt.Sprint(r.RunTwice))
 	}
 	for i, rss := range r.RSS {
 		row(fmt.Sprintf("RSS of process %d", i), fmt.Sprintf("%.0f MiB", float64(rss)/(1<<20)))

@@ -68,8 +68,11 @@ type Result struct {
 	Takeover       time.Duration // from SIGKILL until no node names the dead process
 	LocksLeft      int           // node locks the dead process still held after the take-over
 	StuckNodes     int           // nodes the dead process left in a transient state, after the take-over
-	RSS            []int64       // bytes per process, at the end
-	DBSize         int64         // bytes
+	// RunTwice counts the tasks (the inspections, the manage tasks of the
+	// kill) that started more than once on a node, in all processes' logs.
+	RunTwice int
+	RSS      []int64 // bytes per process, at the end
+	DBSize   int64   // bytes
 }
 
 // Run runs the probe.
@@ -586,8 +589,40 @@ func (p *probe) kill(ctx context.Context) error {
 	// before the kill) or failed by the take-over with a last_error; none
 	// stays in verifying.
 	p.res.StuckNodes = p.countState(ctx, batch, "verifying")
+	inspTwice, inspNever := p.startedTwice(p.nodes[:min(p.c.Nodes, p.c.Inspections)], "event=inspect state=inspecting")
+	manageTwice, _ := p.startedTwice(batch, "event=manage state=verifying")
+	if inspNever > 0 {
+		// Every one of them was inspected: the log lines looked for are
+		// not what ferro writes (any more).
+		return fmt.Errorf("the logs show no start of %d inspections: cannot count tasks run twice", inspNever)
+	}
+	p.res.RunTwice = inspTwice + manageTwice
 	p.logf("SIGKILL of %s: every node owned by a live conductor again after %v; %d nodes left verifying", victim.host, p.res.Takeover.Round(time.Millisecond), p.res.StuckNodes)
 	return nil
+}
+
+// startedTwice counts the nodes whose logs, across all processes, show
+// the task starting (its first state change, marker) more than once, and
+// those that show it never.
+func (p *probe) startedTwice(nodes []node, marker string) (twice, never int) {
+	var logs []string
+	for _, pr := range p.procs {
+		b, _ := os.ReadFile(pr.log)
+		logs = append(logs, string(b))
+	}
+	for _, n := range nodes {
+		started := 0
+		for _, l := range logs {
+			started += strings.Count(l, "node="+n.uuid+" "+marker)
+		}
+		switch {
+		case started > 1:
+			twice++
+		case started == 0:
+			never++
+		}
+	}
+	return twice, never
 }
 
 // namesHost counts the nodes whose conductor is host, and those it locks.

@@ -3,8 +3,10 @@ package ironic
 import (
 	"encoding/json"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -193,27 +195,55 @@ func appendMap(b []byte, m map[string]any, mask masker) []byte {
 	if len(m) == 0 {
 		return append(b, "{}"...)
 	}
-	var arr [16]string
-	keys := arr[:0]
-	for k := range m {
-		keys = append(keys, k)
+	if len(m) > smallMap {
+		members := make([]member, 0, len(m))
+		for k, v := range m {
+			members = append(members, member{k, v})
+		}
+		slices.SortFunc(members, func(x, y member) int { return strings.Compare(x.k, y.k) })
+		return appendMembers(b, members, mask)
 	}
-	slices.Sort(keys)
+	// The key and value are taken together (a lookup per key after
+	// sorting the keys was a tenth of a node list) and sorted on the
+	// stack: free-form objects are small.
+	var arr [smallMap]member
+	members := arr[:0]
+	for k, v := range m {
+		members = append(members, member{k, v})
+	}
+	for i := 1; i < len(members); i++ {
+		for j := i; j > 0 && members[j].k < members[j-1].k; j-- {
+			members[j], members[j-1] = members[j-1], members[j]
+		}
+	}
+	return appendMembers(b, members, mask)
+}
+
+// smallMap is the size up to which appendMap sorts on the stack.
+const smallMap = 16
+
+// member is a key and value of a free-form object.
+type member struct {
+	k string
+	v any
+}
+
+// appendMembers appends sorted members as an object (see appendMap).
+func appendMembers(b []byte, members []member, mask masker) []byte {
 	b = append(b, '{')
-	for i, k := range keys {
+	for i, kv := range members {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = appendString(b, k)
+		b = appendString(b, kv.k)
 		b = append(b, ": "...)
-		v := m[k]
 		if mask != nil {
-			if _, nested := v.(map[string]any); !nested && mask(k) {
+			if _, nested := kv.v.(map[string]any); !nested && mask(kv.k) {
 				b = append(b, `"******"`...)
 				continue
 			}
 		}
-		b = appendValue(b, v, mask)
+		b = appendValue(b, kv.v, mask)
 	}
 	return append(b, '}')
 }
@@ -343,6 +373,57 @@ type link struct {
 // base/v1/<resource>/<args> and base/<resource>/<args>.
 func appendLinks(b []byte, base, resource, args string) []byte {
 	return appendSubLinks(b, base, resource, args, "")
+}
+
+// parallelRenderMin is the length of list from which its views are
+// rendered on every CPU, in contiguous pieces joined in order: after the
+// store's decoding (parallel too), rendering is most of a long list.
+const parallelRenderMin = 64
+
+// renderList appends the views of items, comma-separated, to js. The
+// first piece is rendered into js itself (and streamed as it grows), the
+// others at the same time into buffers sized after the first view;
+// render must be safe to call from several goroutines.
+func renderList[E any](js *jsonStream, items []*E, render func(b []byte, v *E) []byte) {
+	if len(items) == 0 {
+		return
+	}
+	start := len(js.b)
+	js.b = render(js.b, items[0])
+	per := len(js.b) - start + len(", ")
+	workers := min(runtime.GOMAXPROCS(0), len(items)/(parallelRenderMin/2))
+	size := len(items)
+	if workers >= 2 {
+		size = (len(items) + workers - 1) / workers
+	}
+	var wg sync.WaitGroup
+	var parts []*[]byte
+	for lo := size; lo < len(items); lo += size {
+		hi := min(lo+size, len(items))
+		bp := getBuf()
+		if need := (hi - lo + 1) * per; cap(*bp) < need {
+			*bp = make([]byte, 0, need)
+		}
+		parts = append(parts, bp)
+		wg.Go(func() {
+			b := *bp
+			for _, v := range items[lo:hi] {
+				b = render(append(b, ", "...), v)
+			}
+			*bp = b
+		})
+	}
+	js.flush()
+	for _, v := range items[1:size] {
+		js.b = render(append(js.b, ", "...), v)
+		js.flush()
+	}
+	wg.Wait()
+	for _, bp := range parts {
+		js.b = append(js.b, *bp...)
+		putBuf(bp, *bp)
+		js.flush()
+	}
 }
 
 // appendListEnd closes a list's body: its next link, when it has one,

@@ -58,8 +58,80 @@ func isSecretKey(k string) bool {
 // namesSecret reports whether s, lower-cased, contains one of the words of
 // sanitizeKeys.
 func namesSecret(s string) bool {
+	if !hasSecretAnchor(s) {
+		return false
+	}
 	lower := strings.ToLower(s)
 	return slices.ContainsFunc(sanitizeKeys, func(k string) bool { return strings.Contains(lower, k) })
+}
+
+// secretAnchors are short words one of which every word of sanitizeKeys
+// contains (TestSecretAnchors_CoverSanitizeKeys), so that a string with
+// none of them, as most URLs and addresses are, is passed in one scan
+// instead of lower-casing it and searching it for each word: that was a
+// sixth of rendering a detailed node list.
+var secretAnchors = []string{"pass", "pswd", "secret", "suffix", "token", "configdrive", "cookie", "key", "kek", "fsid"}
+
+// hasSecretAnchor reports whether s, lower-cased, may contain one of
+// secretAnchors (TestHasSecretAnchor): ASCII letters are folded as it
+// scans, and a string with any other byte is a maybe (Unicode lower-casing
+// can make ASCII of it: the Kelvin sign is a k).
+func hasSecretAnchor(s string) bool {
+	for i := 0; i < len(s); i++ {
+		rest := s[i:]
+		switch lowerASCII(rest[0]) {
+		case 'p':
+			if hasPrefixFold(rest, "pass") || hasPrefixFold(rest, "pswd") {
+				return true
+			}
+		case 's':
+			if hasPrefixFold(rest, "secret") || hasPrefixFold(rest, "suffix") {
+				return true
+			}
+		case 't':
+			if hasPrefixFold(rest, "token") {
+				return true
+			}
+		case 'c':
+			if hasPrefixFold(rest, "configdrive") || hasPrefixFold(rest, "cookie") {
+				return true
+			}
+		case 'k':
+			if hasPrefixFold(rest, "key") || hasPrefixFold(rest, "kek") {
+				return true
+			}
+		case 'f':
+			if hasPrefixFold(rest, "fsid") {
+				return true
+			}
+		default:
+			if rest[0] >= 0x80 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hasPrefixFold reports whether s starts with lower, a lower-case ASCII
+// word, ignoring the case of ASCII letters.
+func hasPrefixFold(s, lower string) bool {
+	if len(s) < len(lower) {
+		return false
+	}
+	for i := 0; i < len(lower); i++ {
+		if lowerASCII(s[i]) != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // maskDriverInfo is the masker for driver_info. Beyond Ironic's keys,

@@ -172,7 +172,12 @@ var nodeListParams = []listParam[baremetal.Node, store.NodeFilter]{
 		if own != "" {
 			v, given = own, true
 		}
-		if given {
+		switch {
+		case given && v != "":
+			// In the query, not after it: a filter after it reads every
+			// node for each page.
+			q.f.Project = v
+		case given:
 			q.where(func(n *baremetal.Node) bool { return n.Owner == v || n.Lessee == v })
 		}
 		return nil

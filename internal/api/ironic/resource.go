@@ -646,13 +646,7 @@ func (r *resource[E, F]) listHandler(s *server, detailPath bool, parentMin int) 
 		js.b = append(js.b, `{"`...)
 		js.b = append(js.b, r.key...)
 		js.b = append(js.b, `": [`...)
-		for i, v := range items {
-			if i > 0 {
-				js.b = append(js.b, ", "...)
-			}
-			js.b = r.appendOne(js.b, v, q.rc, fs)
-			js.flush()
-		}
+		renderList(js, items, func(b []byte, v *E) []byte { return r.appendOne(b, v, q.rc, fs) })
 		js.b = append(js.b, ']')
 		var last string
 		if len(items) > 0 {

@@ -1,6 +1,7 @@
 package ironic
 
 import (
+	"sync"
 	"time"
 
 	"github.com/ferrometal/ferro/internal/auth"
@@ -12,8 +13,10 @@ type renderCtx struct {
 	s     *server
 	minor int
 	base  string
-	// conductors is loaded on first use, once per request.
-	conductors *conductorSnapshot
+	// conductors is loaded on first use, once per request (once across
+	// the goroutines that render a long list).
+	conductors     *conductorSnapshot
+	conductorsOnce sync.Once
 	// showPassword shows driver_info secrets (the show_password rule).
 	showPassword bool
 	// creds is the caller; fieldChecks: node fields are shown only as
@@ -30,9 +33,11 @@ func (rq *request) render(s *server) *renderCtx {
 
 // conductorFor names the conductor serving a node, or "".
 func (rc *renderCtx) conductorFor(n *baremetal.Node) string {
-	if rc.conductors == nil {
-		rc.conductors = rc.s.conductorSnapshot()
-	}
+	rc.conductorsOnce.Do(func() {
+		if rc.conductors == nil {
+			rc.conductors = rc.s.conductorSnapshot()
+		}
+	})
 	return rc.conductors.owner(n.UUID, n.ConductorGroup)
 }
 

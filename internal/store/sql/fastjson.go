@@ -196,8 +196,11 @@ type jsonReader struct {
 // interner hands out one string for equal byte sequences: the nodes of a
 // list repeat the same keys and many of the same values (interface names,
 // states, driver_info keys), and sharing them saves most allocations.
-// Strings are immutable, so sharing is safe. A nil interner copies.
-type interner map[string]string
+// It keeps each string boxed as an interface value, which the values of
+// free-form objects are: boxing a string or number allocates, and that was
+// a third of a list's allocations. Strings and boxes are immutable, so
+// sharing is safe. A nil interner copies.
+type interner map[string]any
 
 // maxInterned bounds an interner, and maxInternLen what it keeps: long
 // strings are rarely repeated.
@@ -210,14 +213,47 @@ func (in interner) get(b []byte) string {
 	if in == nil || len(b) > maxInternLen {
 		return string(b)
 	}
-	if s, ok := in[string(b)]; ok {
-		return s
+	return in.box(b, false).(string)
+}
+
+// box returns b as a string, or as a json.Number when number, in an
+// interface. Numbers are kept under their text behind a NUL, which no
+// interned string has (one with a NUL is escaped and never interned),
+// and a hit of the other type is not reused.
+func (in interner) box(b []byte, number bool) any {
+	if in == nil || len(b) > maxInternLen {
+		if number {
+			return json.Number(b)
+		}
+		return string(b)
 	}
-	s := string(b)
+	var key string
+	if number {
+		var buf [maxInternLen + 1]byte
+		k := append(append(buf[:0], 0), b...)
+		if v, ok := in[string(k)]; ok {
+			if _, ok := v.(json.Number); ok {
+				return v
+			}
+		}
+		key = string(k)
+		var v any = json.Number(key[1:])
+		if len(in) < maxInterned {
+			in[key] = v
+		}
+		return v
+	}
+	if v, ok := in[string(b)]; ok {
+		if _, ok := v.(string); ok {
+			return v
+		}
+	}
+	key = string(b)
+	var v any = key
 	if len(in) < maxInterned {
-		in[s] = s
+		in[key] = v
 	}
-	return s
+	return v
 }
 
 func (r *jsonReader) fail() {
@@ -349,12 +385,31 @@ func (r *jsonReader) key() []byte {
 
 // str reads a string; null reads as "".
 func (r *jsonReader) str() string {
+	raw, s := r.rawStr()
+	if raw != nil {
+		return r.intern.get(raw)
+	}
+	return s
+}
+
+// strAny is str as the interface value a free-form object holds.
+func (r *jsonReader) strAny() any {
+	raw, s := r.rawStr()
+	if raw != nil {
+		return r.intern.box(raw, false)
+	}
+	return s
+}
+
+// rawStr reads a string: its bytes in the body when they are the string
+// (no escapes, valid UTF-8), else nil and the decoded string.
+func (r *jsonReader) rawStr() ([]byte, string) {
 	if r.err != nil || r.literal("null") {
-		return ""
+		return nil, ""
 	}
 	if r.ws() != '"' {
 		r.fail()
-		return ""
+		return nil, ""
 	}
 	start := r.i
 	ascii := true
@@ -362,21 +417,21 @@ func (r *jsonReader) str() string {
 		switch c := r.b[i]; {
 		case c == '"':
 			if !ascii && !utf8.Valid(r.b[start+1:i]) {
-				return r.escapedString(start) // invalid UTF-8 becomes U+FFFD
+				return nil, r.escapedString(start) // invalid UTF-8 becomes U+FFFD
 			}
 			r.i = i + 1
-			return r.intern.get(r.b[start+1 : i])
+			return r.b[start+1 : i : i], ""
 		case c == '\\':
-			return r.escapedString(start)
+			return nil, r.escapedString(start)
 		case c < 0x20:
 			r.fail()
-			return ""
+			return nil, ""
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 	}
 	r.fail()
-	return ""
+	return nil, ""
 }
 
 // escapedString reads the string at start, which has escapes or invalid
@@ -422,8 +477,8 @@ func (r *jsonReader) boolPtr() *bool {
 }
 
 // number reads a number as encoding/json's UseNumber does: its text,
-// which must follow JSON's grammar.
-func (r *jsonReader) number() json.Number {
+// which must follow JSON's grammar, as an interface value.
+func (r *jsonReader) number() any {
 	b, start := r.b, r.i
 	i := start
 	digits := func() bool {
@@ -441,13 +496,13 @@ func (r *jsonReader) number() json.Number {
 		i++
 	case !digits():
 		r.fail()
-		return ""
+		return nil
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
 		if !digits() {
 			r.fail()
-			return ""
+			return nil
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
@@ -457,11 +512,11 @@ func (r *jsonReader) number() json.Number {
 		}
 		if !digits() {
 			r.fail()
-			return ""
+			return nil
 		}
 	}
 	r.i = i
-	return json.Number(b[start:i])
+	return r.intern.box(b[start:i], true)
 }
 
 // time reads a timestamp as time.Time's UnmarshalJSON does; null leaves
@@ -518,7 +573,7 @@ func (r *jsonReader) value() any {
 		}
 		return s
 	case '"':
-		return r.str()
+		return r.strAny()
 	case 't', 'f':
 		return r.boolean()
 	case 'n':

@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// Microversions: ferro serves 1.1 to 1.82, the range of Ironic 21.4. A
+// Microversions: ferro serves 1.1 to 1.115, the range of Ironic master. A
 // request without a version header is served as 1.1, as Ironic does.
 const (
 	minMinor = 1
-	maxMinor = 82
+	maxMinor = 115
 
 	minVersionString = "1.1"
-	maxVersionString = "1.82"
+	maxVersionString = "1.115"
 )
 
 // Minor versions that change behaviour, named as in Ironic's versions.py.

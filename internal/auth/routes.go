@@ -182,6 +182,13 @@ var ironicRoutes = map[string]Route{
 	"POST /v1/deploy_templates":                             {"baremetal:deploy_template:create", TargetNone},
 	"PATCH /v1/deploy_templates/{template}":                 {"baremetal:deploy_template:update", TargetNone},
 	"DELETE /v1/deploy_templates/{template}":                {"baremetal:deploy_template:delete", TargetNone},
+	// Inspection rules (1.96): Ironic master's rule_policies.
+	"GET /v1/inspection_rules":           {"baremetal:inspection_rule:get", TargetNone},
+	"GET /v1/inspection_rules/{$}":       {"baremetal:inspection_rule:get", TargetNone},
+	"GET /v1/inspection_rules/{rule}":    {"baremetal:inspection_rule:get", TargetNone},
+	"POST /v1/inspection_rules":          {"baremetal:inspection_rule:create", TargetNone},
+	"PATCH /v1/inspection_rules/{rule}":  {"baremetal:inspection_rule:update", TargetNone},
+	"DELETE /v1/inspection_rules/{rule}": {"baremetal:inspection_rule:delete", TargetNone},
 }
 
 // IronicRoute returns the policy of an Ironic API route pattern. A

@@ -41,7 +41,7 @@ var allocationResource = describe(&resource[baremetal.Allocation, store.Allocati
 	path:       "allocations",
 	noun:       "allocation",
 	minVersion: v52Allocation,
-	tooOld:     allocationsTooOld,
+	tooOld:     versionDisallows("allocations"),
 	byName:     true,
 	asWritten:  true,
 	exactKey:   true,
@@ -87,15 +87,6 @@ var allocationResource = describe(&resource[baremetal.Allocation, store.Allocati
 		list: store.Store.ListAllocations},
 	page: func(f *store.AllocationFilter) *store.Page { return &f.Page },
 })
-
-// allocationsTooOld is Ironic's gate: below 1.52, reads are 404 and
-// writes 405.
-func allocationsTooOld(rq *request) error {
-	if rq.r.Method == http.MethodGet || rq.r.Method == http.MethodHead {
-		return notFound("The API version does not allow allocations")
-	}
-	return newError(http.StatusMethodNotAllowed, "The API version does not allow allocations")
-}
 
 // lookupNodeArg is the node an allocation's argument names: one that is
 // not there is a 400 (the argument is wrong), not a 404.

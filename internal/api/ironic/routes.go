@@ -70,6 +70,9 @@ func (s *server) routes() {
 	// Deploy templates (1.55).
 	deployTemplateResource.routes(s)
 
+	// Inspection rules (1.96).
+	s.inspectionRuleRoutes()
+
 	// Volume connectors and targets (1.32).
 	h("GET /v1/volume", s.getVolume)
 	h("GET /v1/volume/{$}", s.getVolume)

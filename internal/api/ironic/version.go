@@ -80,6 +80,11 @@ const (
 	v82Shard                = 82
 )
 
+// Minor versions of Ironic master after 21.4's 1.82 (versions.py).
+const (
+	v96InspectionRules = 96
+)
+
 // Canonical header names (Go canonicalises incoming headers the same way).
 const (
 	hdrVersion        = "X-Openstack-Ironic-Api-Version"
@@ -214,6 +219,9 @@ func (s *server) getV1(rq *request) error {
 	}
 	if rq.minor >= v82Shard {
 		res("shards")
+	}
+	if rq.minor >= v96InspectionRules {
+		res("inspection_rules")
 	}
 	o.key("version")
 	o.b = versionObject(o.b, base)

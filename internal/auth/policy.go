@@ -90,10 +90,12 @@ const (
 	// RuleIPAContinueInspection guards POST /v1/continue_inspection,
 	// which anyone may call (the lookup protects it).
 	RuleIPAContinueInspection = "baremetal:driver:ipa_continue_inspection"
-	RuleNodeListAll           = "baremetal:node:list_all"
-	RulePortListAll           = "baremetal:port:list_all"
-	RulePGListAll             = "baremetal:portgroup:list_all"
-	RuleAllocListAll          = "baremetal:allocation:list_all"
+	// RuleIPAHeartbeat guards POST /v1/heartbeat: Ironic's check_str ''.
+	RuleIPAHeartbeat = "baremetal:node:ipa_heartbeat"
+	RuleNodeListAll  = "baremetal:node:list_all"
+	RulePortListAll  = "baremetal:port:list_all"
+	RulePGListAll    = "baremetal:portgroup:list_all"
+	RuleAllocListAll = "baremetal:allocation:list_all"
 	// RuleAllocCreateRestricted allows an allocation for another project.
 	RuleAllocCreateRestricted = "baremetal:allocation:create_restricted"
 	// RuleNodeCreateSelfOwned lets a project admin create a node it owns.
@@ -231,6 +233,7 @@ var rules = map[string]rule{
 	RulePublic:                           func(*Credentials, Target) bool { return true },
 	// Ironic's check_str '': the ramdisk's report needs no credentials.
 	RuleIPAContinueInspection: func(*Credentials, Target) bool { return true },
+	RuleIPAHeartbeat:          func(*Credentials, Target) bool { return true },
 }
 
 // Allowed reports whether c may do what the rule guards on t. nil

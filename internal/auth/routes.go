@@ -67,6 +67,8 @@ var ironicRoutes = map[string]Route{
 	"GET /v1/{$}": {RulePublic, TargetNone},
 	// The ramdisk's report: public (Ironic's check_str '').
 	"POST /v1/continue_inspection": {RuleIPAContinueInspection, TargetNone},
+	"POST /v1/heartbeat":           {RuleIPAHeartbeat, TargetNone},
+	"POST /v1/heartbeat/{node}":    {RuleIPAHeartbeat, TargetNone},
 
 	"GET /v1/nodes":                                         {"baremetal:node:list", TargetList},
 	"GET /v1/nodes/{$}":                                     {"baremetal:node:list", TargetList},

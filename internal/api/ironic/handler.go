@@ -406,7 +406,7 @@ func (rq *request) writeErrorBody(e *apiError) {
 	if rq.r != nil && rq.r.Method == http.MethodHead {
 		return
 	}
-	_, _ = rq.w.Write(errorBody(e.status, e.msg))
+	_, _ = rq.w.Write(errorBodyOf(e))
 }
 
 // readBody reads the request body, refusing more than maxBodySize.

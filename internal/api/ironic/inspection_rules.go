@@ -24,7 +24,7 @@ var inspectionRuleResource = describe(&resource[baremetal.InspectionRule, store.
 	what:       "inspection_rule",
 	wildcard:   "rule",
 	minVersion: v96InspectionRules,
-	tooOld:     versionDisallows("inspection rules"),
+	tooOld:     versionDisallows("inspection rules", false),
 	// Ironic reads the rule by the UUID as written (get_by_uuid).
 	exactKey:  true,
 	asWritten: true,
@@ -100,14 +100,17 @@ func inspectionRuleIdent(next func(*request) error, patch bool) func(*request) e
 
 // versionDisallows is the answer of a controller below its version, as
 // Ironic's deploy templates, allocations and inspection rules word it: 404
-// for reads, 405 for writes.
-func versionDisallows(what string) func(rq *request) error {
+// for reads, 405 for writes; in webob's body where Ironic raises it in the
+// controller's _route (deploy templates, allocations), in the API's own
+// where a handler's api_version decorator does (inspection rules).
+func versionDisallows(what string, webob bool) func(rq *request) error {
 	msg := "The API version does not allow " + what
 	return func(rq *request) error {
+		status := http.StatusMethodNotAllowed
 		if rq.r.Method == http.MethodGet || rq.r.Method == http.MethodHead {
-			return notFound("%s", msg)
+			status = http.StatusNotFound
 		}
-		return newError(http.StatusMethodNotAllowed, "%s", msg)
+		return &apiError{status: status, msg: msg, webob: webob}
 	}
 }
 

@@ -82,4 +82,7 @@ func (s *server) routes() {
 
 	// The ramdisk's report (agent inspect interface).
 	h("POST /v1/continue_inspection", s.continueInspection)
+	// The deploy agent's heartbeat (1.22): checked, never acted on.
+	h("POST /v1/heartbeat", s.heartbeat)
+	h("POST /v1/heartbeat/{node}", s.heartbeat)
 }

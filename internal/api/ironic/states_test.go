@@ -489,11 +489,12 @@ func TestDeployTemplates(t *testing.T) {
 		if m != "POST" {
 			path += "/CUSTOM_A"
 		}
-		if f := e.must(405, m, path, "1.54", map[string]any{"name": "CUSTOM_A", "steps": steps}).fault(t); f["faultstring"] != tooOld {
+		// webob's body: Ironic raises it in the controller's _route.
+		if f := e.must(405, m, path, "1.54", map[string]any{"name": "CUSTOM_A", "steps": steps}).fault(t); fmt.Sprint(f) != "map[code:405 description:"+tooOld+" title:Method Not Allowed]" {
 			t.Errorf("%s at 1.54: %v", m, f)
 		}
 	}
-	if f := e.must(404, "GET", "/v1/deploy_templates", "1.54", nil).fault(t); f["faultstring"] != tooOld {
+	if f := e.must(404, "GET", "/v1/deploy_templates", "1.54", nil).fault(t); fmt.Sprint(f) != "map[code:404 description:"+tooOld+" title:Not Found]" {
 		t.Errorf("GET at 1.54: %v", f)
 	}
 	dt := e.must(201, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "CUSTOM_A", "steps": steps}).json(t)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
@@ -28,7 +30,17 @@ var portFields = append(headFields(func(p *baremetal.Port) string { return p.UUI
 		{"pxe_enabled", v19PortAdvancedNet, boolOf(func(p *baremetal.Port) bool { return p.PXEEnabled })},
 		{"node_uuid", 0, nullStrOf(func(p *baremetal.Port) string { return p.NodeUUID })},
 		{"portgroup_uuid", v24PortgroupSubcontrol, nullStrOf(func(p *baremetal.Port) string { return p.PortgroupUUID })},
+		{"name", v88PortName, nullStrOf(func(p *baremetal.Port) string { return p.Name })},
+		{"description", v97PortDescription, nullStrOf(func(p *baremetal.Port) string { return p.Description })},
+		{"vendor", v100PortVendor, nullStrOf(func(p *baremetal.Port) string { return p.Vendor })},
+		{"category", v101PortCategory, nullStrOf(func(p *baremetal.Port) string { return p.Category })},
+		{"available_for_dynamic_portgroup", v111DynamicPortgroup, boolOf(portDynamic)},
 	}...)
+
+// portDynamic is a port's available_for_dynamic_portgroup.
+func portDynamic(p *baremetal.Port) bool {
+	return p.AvailableForDynamicPortgroup == nil || *p.AvailableForDynamicPortgroup
+}
 
 // portGated are the writable fields a version below theirs may not set
 // (Ironic's _check_allowed_port_fields).
@@ -206,6 +218,8 @@ var portSchema = map[string]fieldKind{
 	"uuid": kString, "address": kString, "node_uuid": kString, "portgroup_uuid": kString,
 	"extra": kObject, "pxe_enabled": kBoolish, "local_link_connection": kObject,
 	"physical_network": kString, "is_smartnic": kBoolish,
+	"name": kString, "description": kString, "vendor": kString, "category": kString,
+	"available_for_dynamic_portgroup": kBoolish,
 }
 
 // portDoc is a port as the document PATCH applies to.
@@ -216,6 +230,8 @@ func portDoc(p *baremetal.Port) map[string]any {
 		"internal_info": emptyIfNil(p.InternalInfo), "pxe_enabled": p.PXEEnabled,
 		"local_link_connection": emptyIfNil(p.LocalLinkConnection),
 		"physical_network":      nullable(p.PhysicalNetwork), "is_smartnic": p.IsSmartNIC,
+		"name": nullable(p.Name), "description": nullable(p.Description), "vendor": nullable(p.Vendor),
+		"category": nullable(p.Category), "available_for_dynamic_portgroup": portDynamic(p),
 		"created_at": nil, "updated_at": nil,
 	}
 }
@@ -237,8 +253,13 @@ func checkPortDoc(doc map[string]any, p *baremetal.Port, w writeCtx) error {
 			return invalidInput(k, v, "Expected a UUID but received "+v+".")
 		}
 	}
-	if pn := strField(doc["physical_network"]); len(pn) > 64 {
-		return invalidInput("physical_network", pn, "Value should have a maximum character requirement of 64")
+	for _, f := range []struct {
+		name string
+		max  int
+	}{{"physical_network", 64}, {"description", 255}, {"vendor", 32}, {"category", 80}} {
+		if v := strField(doc[f.name]); utf8.RuneCountInString(v) > f.max {
+			return invalidInput(f.name, v, "Value should have a maximum character requirement of "+strconv.Itoa(f.max))
+		}
 	}
 	llc := objField(doc["local_link_connection"])
 	if llc != nil {
@@ -268,6 +289,11 @@ func checkPortDoc(doc map[string]any, p *baremetal.Port, w writeCtx) error {
 	p.Extra = objField(doc["extra"])
 	p.LocalLinkConnection = llc
 	p.PhysicalNetwork = strField(doc["physical_network"])
+	p.Name, p.Description = strField(doc["name"]), strField(doc["description"])
+	p.Vendor, p.Category = strField(doc["vendor"]), strField(doc["category"])
+	dyn, _ := boolField("available_for_dynamic_portgroup", doc["available_for_dynamic_portgroup"])
+	p.AvailableForDynamicPortgroup = new(bool)
+	*p.AvailableForDynamicPortgroup = dyn == nil || *dyn
 	if v, _ := boolField("pxe_enabled", doc["pxe_enabled"]); v != nil {
 		p.PXEEnabled = *v
 	} else if create {

@@ -97,10 +97,10 @@ type resource[E, F any] struct {
 
 	// fields is the view, in order, each field with its version.
 	fields []viewField[*E]
-	// showBelow: a field is shown below its version too (only ?fields=
+	// showBelow: fields shown below their version too (only ?fields=
 	// and sorting are gated): Ironic 21.4's portgroups show mode and
 	// properties at every version.
-	showBelow bool
+	showBelow []string
 	// subLinks are the sub-resources a full view links to: "nodes".
 	subLinks []subLink
 	defaults []string // a list's fields when fields is not given
@@ -393,7 +393,7 @@ func (r *resource[E, F]) appendOne(b []byte, v *E, rc *renderCtx, fs fieldSet) [
 	o := newObj(b)
 	for i := range r.fields {
 		f := &r.fields[i]
-		if (!r.showBelow && rc.minor < f.min) || !fs.want(f.name) {
+		if (rc.minor < f.min && !slices.Contains(r.showBelow, f.name)) || !fs.want(f.name) {
 			continue
 		}
 		o.keyed(r.prefixes[i])

@@ -82,7 +82,14 @@ const (
 
 // Minor versions of Ironic master after 21.4's 1.82 (versions.py).
 const (
-	v96InspectionRules = 96
+	v88PortName           = 88
+	v96InspectionRules    = 96
+	v97PortDescription    = 97
+	v100PortVendor        = 100
+	v101PortCategory      = 101
+	v102PortgroupPhysnet  = 102
+	v103PortgroupCategory = 103
+	v111DynamicPortgroup  = 111
 )
 
 // Canonical header names (Go canonicalises incoming headers the same way).

@@ -90,3 +90,39 @@ func TestPortgroups_MasterFields(t *testing.T) {
 	e.must(400, "POST", "/v1/portgroups", "latest", map[string]any{"node_uuid": nid, "dynamic_portgroup": true})
 	e.must(400, "POST", "/v1/portgroups", "latest", map[string]any{"node_uuid": nid, "category": strings.Repeat("c", 81)})
 }
+
+// Ports (1.82) and portgroups (1.106) filter by their nodes' shards, and
+// both by their nodes' conductor groups; each filter is exclusive with the
+// others as in Ironic.
+func TestPortsAndPortgroups_ShardAndConductorGroupFilters(t *testing.T) {
+	e := newEnv(t)
+	a := str(e.createNode(map[string]any{"name": "sa", "shard": "s1", "conductor_group": "g1"}), "uuid")
+	b := str(e.createNode(map[string]any{"name": "sb", "shard": "s2"}), "uuid")
+	e.must(201, "POST", "/v1/ports", "latest", map[string]any{"node_uuid": a, "address": "52:54:00:00:20:01"})
+	e.must(201, "POST", "/v1/ports", "latest", map[string]any{"node_uuid": b, "address": "52:54:00:00:20:02"})
+	e.must(201, "POST", "/v1/portgroups", "latest", map[string]any{"node_uuid": a, "name": "pga"})
+	e.must(201, "POST", "/v1/portgroups", "latest", map[string]any{"node_uuid": b, "name": "pgb"})
+	count := func(path, version, key string) int {
+		return len(e.must(200, "GET", path, version, nil).json(t)[key].([]any))
+	}
+	for _, tc := range []struct {
+		path, version, key string
+		want               int
+	}{
+		{"/v1/ports?shard=s1", "1.82", "ports", 1},
+		{"/v1/ports?shard=s1,s2", "1.82", "ports", 2},
+		{"/v1/ports?conductor_groups=G1", "1.82", "ports", 1},
+		{"/v1/portgroups?shard=s2", "1.106", "portgroups", 1},
+		{"/v1/portgroups?conductor_groups=g1", "1.99", "portgroups", 1},
+		{"/v1/portgroups?conductor_groups=nope", "1.99", "portgroups", 0},
+	} {
+		if n := count(tc.path, tc.version, tc.key); n != tc.want {
+			t.Errorf("%s at %s: %d, want %d", tc.path, tc.version, n, tc.want)
+		}
+	}
+	e.must(406, "GET", "/v1/ports?shard=s1", "1.81", nil)
+	e.must(406, "GET", "/v1/portgroups?shard=s1", "1.105", nil)
+	e.must(403, "GET", "/v1/ports?shard=s1&node="+a, "latest", nil)
+	e.must(400, "GET", "/v1/ports?conductor_groups=g1&node="+a, "latest", nil)
+	e.must(400, "GET", "/v1/portgroups?shard=s1&node="+a, "latest", nil)
+}

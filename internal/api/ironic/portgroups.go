@@ -60,13 +60,31 @@ var portgroupResource = describe(&resource[baremetal.Portgroup, store.PortgroupF
 	node:        func(pg *baremetal.Portgroup) string { return pg.NodeUUID },
 	anyPower:    true,
 	parents:     []parentList{{"nodes/{node}", v24PortgroupSubcontrol}},
-	// A node (of ?node= or the path, which wins) or else an address.
-	params: []listParam[baremetal.Portgroup, store.PortgroupFilter]{{name: "node"}, {name: "address"}},
+	// A node (of ?node= or the path, which wins), an address, the nodes of
+	// shards (1.106) or of conductor groups (Ironic master, at every
+	// version): one of them.
+	params: []listParam[baremetal.Portgroup, store.PortgroupFilter]{{name: "node"}, {name: "address"},
+		{name: "shard", min: v106PortgroupShard}, {name: "conductor_groups"}},
 	resolve: func(q *listQuery[baremetal.Portgroup, store.PortgroupFilter]) (err error) {
+		given := 0
+		for _, k := range []string{"node", "address", "shard", "conductor_groups"} {
+			if q.args.str(k) != "" || (k == "node" && q.rq.r.PathValue("node") != "") {
+				given++
+			}
+		}
+		if given > 1 {
+			return badRequest("Filtering by node, address, or shard simultaneously is not supported.")
+		}
 		if q.f.NodeUUID, q.path, err = nodeScope(q.rq, q.s, q.args, q.path, true); err != nil || q.f.NodeUUID != "" {
 			return err
 		}
-		q.f.Address, err = macArg(q.args)
+		if q.f.Address, err = macArg(q.args); err != nil || q.f.Address != "" {
+			return err
+		}
+		keep, err := nodeGroupFilter(q.rq, q.s, q.args)
+		if keep != nil {
+			q.where(func(pg *baremetal.Portgroup) bool { return keep[pg.NodeUUID] })
+		}
 		return err
 	},
 	// The policy's scope: without list_all, the portgroups of the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,10 @@ var portResource = describe(&resource[baremetal.Port, store.PortFilter]{
 			return nil
 		}},
 		{name: "address", read: func(q *portQuery, _ string, _ bool) error { _, err := macArg(q.args); return err }},
+		// The nodes of shards (1.82) or of conductor groups (Ironic
+		// master, at every version).
+		{name: "shard", min: v82Shard},
+		{name: "conductor_groups"},
 	},
 	resolve: portScope,
 	own: func(rq *request, s *server) (func(*baremetal.Port) bool, error) {
@@ -135,8 +140,12 @@ func portScope(q *portQuery) error {
 		pgIdent = parentPG
 	}
 	address, _ := macArg(a) // checked by its row
-	if nodeIdent != "" && pgIdent != "" {
+	shard := a.str("shard")
+	if (nodeIdent != "" && pgIdent != "") || (shard != "" && (nodeIdent != "" || pgIdent != "")) {
 		return newError(http.StatusForbidden, "Operation not permitted.")
+	}
+	if a.str("conductor_groups") != "" && (nodeIdent != "" || pgIdent != "" || address != "") {
+		return badRequest("Filtering by conductor_groups cannot be combined with node_ident, portgroup_ident, or node address filters.")
 	}
 	switch {
 	case pgIdent != "":
@@ -153,6 +162,14 @@ func portScope(q *portQuery) error {
 		q.f.NodeUUID = n.UUID
 	case address != "":
 		q.f.Address = address
+	default:
+		keep, err := nodeGroupFilter(rq, q.s, a)
+		if err != nil {
+			return err
+		}
+		if keep != nil {
+			q.where(func(p *baremetal.Port) bool { return keep[p.NodeUUID] })
+		}
 	}
 	switch {
 	case parentNode != "":
@@ -161,6 +178,35 @@ func portScope(q *portQuery) error {
 		q.path = "portgroups/" + parentPG + "/ports"
 	}
 	return nil
+}
+
+// nodeGroupFilter is the ?shard= or ?conductor_groups= filter of a list of
+// a node's resources: the nodes in those shards or conductor groups (nil
+// when neither is given; Ironic asks shard first).
+func nodeGroupFilter(rq *request, s *server, a args) (map[string]bool, error) {
+	var f store.NodeFilter
+	var groups []string
+	switch {
+	case a.str("shard") != "":
+		f.Shard = a.stringList("shard")
+	case a.str("conductor_groups") != "":
+		for _, g := range a.stringList("conductor_groups") {
+			groups = append(groups, strings.ToLower(g))
+		}
+	default:
+		return nil, nil
+	}
+	nodes, err := s.store.ListNodes(rq.ctx(), f)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for _, n := range nodes {
+		if groups == nil || slices.Contains(groups, strings.ToLower(n.ConductorGroup)) {
+			keep[n.UUID] = true
+		}
+	}
+	return keep, nil
 }
 
 // portPrecheck checks a port's portgroup, physical network and MAC

@@ -89,6 +89,7 @@ const (
 	v101PortCategory      = 101
 	v102PortgroupPhysnet  = 102
 	v103PortgroupCategory = 103
+	v106PortgroupShard    = 106
 	v111DynamicPortgroup  = 111
 )
 

@@ -126,3 +126,26 @@ func TestPortsAndPortgroups_ShardAndConductorGroupFilters(t *testing.T) {
 	e.must(400, "GET", "/v1/ports?conductor_groups=g1&node="+a, "latest", nil)
 	e.must(400, "GET", "/v1/portgroups?shard=s1&node="+a, "latest", nil)
 }
+
+// From 1.88 a port is found by its name too (Ironic master's Port.get);
+// names are unique.
+func TestPorts_ByName(t *testing.T) {
+	e := newEnv(t)
+	nid := str(e.createNode(map[string]any{"name": "bn"}), "uuid")
+	p := e.must(201, "POST", "/v1/ports", "1.88", map[string]any{"node_uuid": nid, "address": "52:54:00:00:30:01", "name": "eth0"}).json(t)
+	if got := e.must(200, "GET", "/v1/ports/eth0", "1.88", nil).json(t); got["uuid"] != p["uuid"] {
+		t.Errorf("by name: %v", got)
+	}
+	if f := e.must(400, "GET", "/v1/ports/eth0", "1.87", nil).fault(t); !strings.Contains(fmt.Sprint(f["faultstring"]), "Expected a UUID but received eth0") {
+		t.Errorf("by name at 1.87: %v", f)
+	}
+	if f := e.must(404, "GET", "/v1/ports/eth9", "1.88", nil).fault(t); f["faultstring"] != "Port eth9 could not be found." {
+		t.Errorf("unknown name: %v", f)
+	}
+	e.must(400, "GET", "/v1/ports/a:b", "1.88", nil)
+	e.must(200, "PATCH", "/v1/ports/eth0", "1.97", []map[string]any{{"op": "add", "path": "/description", "value": "d"}})
+	if f := e.must(409, "POST", "/v1/ports", "1.88", map[string]any{"node_uuid": nid, "address": "52:54:00:00:30:02", "name": "eth0"}).fault(t); f["faultstring"] != "A port with name eth0 already exists." {
+		t.Errorf("duplicate name: %v", f)
+	}
+	e.must(204, "DELETE", "/v1/ports/eth0", "1.88", nil)
+}

@@ -55,6 +55,8 @@ var portResource = describe(&resource[baremetal.Port, store.PortFilter]{
 	idField:     "port_uuid",
 	asWritten:   true,
 	exactKey:    true,
+	byName:      true, // from 1.88: findPort
+	find:        findPort,
 	fields:      portFields,
 	defaults:    []string{"uuid", "address"},
 	invalidSort: []string{"extra", "internal_info", "local_link_connection"},
@@ -180,6 +182,44 @@ func portScope(q *portQuery) error {
 	return nil
 }
 
+// findPort finds a port by UUID (as written) or, from 1.88, by name (Ironic
+// master's Port.get); below 1.88 a port is found by UUID only, as in 21.4.
+func findPort(ctx context.Context, tx store.Store, ident string, minor int) (*baremetal.Port, error) {
+	if !isUUIDLike(ident) {
+		if minor < v88PortName {
+			return nil, invalidInput("port_uuid", ident, "Expected a UUID but received "+ident+".")
+		}
+		if !isValidLogicalName(ident) {
+			return nil, badRequest("Expected UUID or name for port_ident: %s", ident)
+		}
+		p, err := portByName(ctx, tx, ident)
+		if err == nil && p == nil {
+			err = portNotFound(ident)
+		}
+		return p, err
+	}
+	p, err := tx.GetPort(ctx, ident)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, portNotFound(ident)
+	}
+	return p, err
+}
+
+// portByName is the port of this name, nil when none has it. Names are
+// few and the store has no index of them: the ports are read whole.
+func portByName(ctx context.Context, tx store.Store, name string) (*baremetal.Port, error) {
+	ports, err := tx.ListPorts(ctx, store.PortFilter{})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ports {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return nil, nil
+}
+
 // nodeGroupFilter is the ?shard= or ?conductor_groups= filter of a list of
 // a node's resources: the nodes in those shards or conductor groups (nil
 // when neither is given; Ironic asks shard first).
@@ -213,6 +253,13 @@ func nodeGroupFilter(rq *request, s *server, a args) (map[string]bool, error) {
 // address, and that its node is not being inspected, before the port is
 // written.
 func portPrecheck(ctx context.Context, tx store.Store, n *baremetal.Node, p, old *baremetal.Port, w writeCtx) error {
+	if p.Name != "" && (old == nil || old.Name != p.Name) {
+		if other, err := portByName(ctx, tx, p.Name); err != nil {
+			return err
+		} else if other != nil && other.UUID != p.UUID {
+			return conflict("A port with name %s already exists.", p.Name)
+		}
+	}
 	if old == nil {
 		pxeGiven := w.doc["pxe_enabled"] != nil && p.PXEEnabled
 		if err := checkPortPortgroup(ctx, tx, p, pxeGiven); err != nil {

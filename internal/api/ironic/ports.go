@@ -57,6 +57,7 @@ var portResource = describe(&resource[baremetal.Port, store.PortFilter]{
 	exactKey:    true,
 	byName:      true, // from 1.88: findPort
 	find:        findPort,
+	prepare:     portNodeIdent,
 	fields:      portFields,
 	defaults:    []string{"uuid", "address"},
 	invalidSort: []string{"extra", "internal_info", "local_link_connection"},
@@ -179,6 +180,36 @@ func portScope(q *portQuery) error {
 	case parentPG != "":
 		q.path = "portgroups/" + parentPG + "/ports"
 	}
+	return nil
+}
+
+// portNodeIdent reads a created port's node_ident (1.94: the node by UUID
+// or name, instead of node_uuid; one of them, as Ironic's oneOf).
+func portNodeIdent(rq *request, s *server, doc map[string]any) error {
+	ident, given := doc["node_ident"]
+	if !given {
+		return nil
+	}
+	if _, both := doc["node_uuid"]; both {
+		return schemaError("port", "%s is valid under each of {'required': ['node_uuid']}, {'required': ['node_ident']}", pyRepr(doc))
+	}
+	name, ok := ident.(string)
+	if !ok {
+		return schemaError("port", "%s is not of type 'string'", pyRepr(ident))
+	}
+	if rq.minor < v94PortNodeName {
+		return notAcceptable()
+	}
+	n, err := lookupNode(rq.ctx(), s.store, name, rq.minor)
+	if err != nil {
+		if isAPIError(err) {
+			// Ironic names node_uuid, which it was not given.
+			return badRequest("Node None could not be found.")
+		}
+		return err
+	}
+	delete(doc, "node_ident")
+	doc["node_uuid"] = n.UUID
 	return nil
 }
 

@@ -145,7 +145,10 @@ type resource[E, F any] struct {
 	// (docUUID's, set by setNew).
 	doc   func(v *E) map[string]any
 	check func(doc map[string]any, v *E, w writeCtx) error
-	uuid  func(v *E) string
+	// prepare, when set, rewrites a create's document before check, with
+	// the store at hand: a port's node_ident (1.94) becomes its node_uuid.
+	prepare func(rq *request, s *server, doc map[string]any) error
+	uuid    func(v *E) string
 	// setNew gives a new v its UUID and creation time.
 	setNew func(v *E, id string, now time.Time)
 	// node is the node v belongs to, nil for resources that belong to
@@ -736,6 +739,11 @@ func (r *resource[E, F]) createHandler(s *server) func(*request) error {
 		doc, err := rq.createBody(r.what)
 		if err != nil {
 			return err
+		}
+		if r.prepare != nil {
+			if err := r.prepare(rq, s, doc); err != nil {
+				return err
+			}
 		}
 		v := new(E)
 		w := writeCtx{minor: rq.minor, create: true, doc: doc}

@@ -43,6 +43,7 @@ var allocationResource = describe(&resource[baremetal.Allocation, store.Allocati
 	minVersion: v52Allocation,
 	tooOld:     versionDisallows("allocations", true),
 	byName:     true,
+	jsonSuffix: true,
 	asWritten:  true,
 	exactKey:   true,
 	badName:    checkPortgroupName,

@@ -19,6 +19,7 @@ var nodeResource = describe(&resource[baremetal.Node, store.NodeFilter]{
 	path:       "nodes",
 	noun:       "node",
 	byName:     true,
+	jsonSuffix: true,
 	asWritten:  true,
 	find:       lookupNode,
 	fields:     nodeFields,
@@ -56,7 +57,7 @@ func lookupNode(ctx context.Context, tx store.Store, ident string, minor int) (*
 
 // node is the node of the request's path.
 func (s *server) node(rq *request) (*baremetal.Node, error) {
-	return lookupNode(rq.ctx(), s.store, rq.r.PathValue("node"), rq.minor)
+	return nodeResource.lookup(rq.ctx(), s.store, rq.r.PathValue("node"), rq.minor)
 }
 
 // pathNode is the node of the request's path, for a request whose query

@@ -42,6 +42,7 @@ var portgroupResource = describe(&resource[baremetal.Portgroup, store.PortgroupF
 	noun:        "portgroup",
 	minVersion:  v23Portgroups,
 	byName:      true,
+	jsonSuffix:  true,
 	asWritten:   true,
 	exactKey:    true,
 	badName:     checkPortgroupName,

@@ -84,6 +84,10 @@ type resource[E, F any] struct {
 	// exactKey: the store is asked for the identifier exactly as written,
 	// not in canonical form (a port's UUID in capitals is not found).
 	exactKey bool
+	// jsonSuffix: below 1.91 an item not found under the identifier whose
+	// .json the request lost is looked for with it (Ironic's
+	// get_rpc_*_with_suffix: nodes, portgroups, allocations, templates).
+	jsonSuffix bool
 	// badName, when set, refuses a name (an identifier that is not a
 	// UUID) before it is looked up.
 	badName func(name string) error
@@ -529,6 +533,14 @@ func (r *resource[E, F]) target(rq *request, allowed ...string) (string, args, e
 // lookup reads the item id names, as the request's version identifies
 // items.
 func (r *resource[E, F]) lookup(ctx context.Context, tx store.Store, id string, minor int) (*E, error) {
+	if r.jsonSuffix {
+		return withJSONSuffix(ctx, id, func(id string) (*E, error) { return r.lookupOne(ctx, tx, id, minor) })
+	}
+	return r.lookupOne(ctx, tx, id, minor)
+}
+
+// lookupOne is lookup of one identifier, as written.
+func (r *resource[E, F]) lookupOne(ctx context.Context, tx store.Store, id string, minor int) (*E, error) {
 	if r.find != nil {
 		return r.find(ctx, tx, id, minor)
 	}

@@ -83,6 +83,7 @@ const (
 // Minor versions of Ironic master after 21.4's 1.82 (versions.py).
 const (
 	v88PortName           = 88
+	v91DotJSON            = 91
 	v94PortNodeName       = 94
 	v96InspectionRules    = 96
 	v97PortDescription    = 97

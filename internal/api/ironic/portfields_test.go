@@ -149,3 +149,17 @@ func TestPorts_ByName(t *testing.T) {
 	}
 	e.must(204, "DELETE", "/v1/ports/eth0", "1.88", nil)
 }
+
+// ?description_contains= selects ports by a part of their description.
+func TestPorts_DescriptionContains(t *testing.T) {
+	e := newEnv(t)
+	nid := str(e.createNode(map[string]any{"name": "dc"}), "uuid")
+	e.must(201, "POST", "/v1/ports", "1.97", map[string]any{"node_uuid": nid, "address": "52:54:00:00:50:01", "description": "Uplink A"})
+	e.must(201, "POST", "/v1/ports", "1.97", map[string]any{"node_uuid": nid, "address": "52:54:00:00:50:02", "description": "storage"})
+	e.must(201, "POST", "/v1/ports", "1.97", map[string]any{"node_uuid": nid, "address": "52:54:00:00:50:03"})
+	for q, want := range map[string]int{"uplink": 1, "a": 2, "": 3, "nope": 0} {
+		if n := len(e.must(200, "GET", "/v1/ports?description_contains="+q, "1.97", nil).json(t)["ports"].([]any)); n != want {
+			t.Errorf("description_contains=%s: %d, want %d", q, n, want)
+		}
+	}
+}

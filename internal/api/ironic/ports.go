@@ -86,6 +86,15 @@ var portResource = describe(&resource[baremetal.Port, store.PortFilter]{
 		// master, at every version).
 		{name: "shard", min: v82Shard},
 		{name: "conductor_groups"},
+		// Ironic master's LIKE '%keyword%' on the description, at every
+		// version (SQL's LIKE: case-insensitive, as MySQL and SQLite).
+		{name: "description_contains", read: func(q *portQuery, v string, given bool) error {
+			if given && v != "" {
+				kw := strings.ToLower(v)
+				q.where(func(p *baremetal.Port) bool { return strings.Contains(strings.ToLower(p.Description), kw) })
+			}
+			return nil
+		}},
 	},
 	resolve: portScope,
 	own: func(rq *request, s *server) (func(*baremetal.Port) bool, error) {

@@ -206,3 +206,52 @@ func keysOf(m map[string]any) []string {
 	slices.Sort(out)
 	return out
 }
+
+// The requests of ironic-tempest-plugin 3.1.0's TestInspectionRules and
+// TestInspectionRulesNegative, as it sends them.
+func TestInspectionRules_TempestPlugin(t *testing.T) {
+	e := newEnv(t)
+	payload := func(kv ...any) map[string]any {
+		p := map[string]any{"description": "Inspection rule to log node UUID", "conditions": []any{},
+			"actions":  []any{map[string]any{"op": "log", "args": map[string]any{"msg": "Node with UUID {node.uuid} is being inspected"}}},
+			"phase":    "main", "priority": 0, "sensitive": false}
+		for i := 0; i < len(kv); i += 2 {
+			p[kv[i].(string)] = kv[i+1]
+		}
+		return p
+	}
+	id := "0d7b8f8e-3c2a-4e1b-9a57-1c2d3e4f5a6b"
+	e.must(201, "POST", "/v1/inspection_rules", v96, payload("sensitive", true, "uuid", id))
+	got := e.must(200, "GET", "/v1/inspection_rules/"+id, v96, nil).json(t)
+	if got["sensitive"] != true || got["conditions"] != nil || got["actions"] != nil {
+		t.Errorf("sensitive: %v", got)
+	}
+
+	conds := []any{map[string]any{"op": "eq", "args": []any{"{inventory.system.product_name}", "{item}"},
+		"loop": []any{"product_name_1", "product_name_2", "product_name_3"}, "multiple": "any"}}
+	acts := []any{map[string]any{"op": "set-attribute", "args": []any{"{item[path]}", "{item[value]}"},
+		"loop": []any{map[string]any{"path": "/driver_info/ipmi_username", "value": "admin"},
+			map[string]any{"path": "/driver_info/ipmi_password", "value": "password"},
+			map[string]any{"path": "/driver_info/ipmi_address", "value": "{inventory[bmc_address]}"}}}}
+	created := e.must(201, "POST", "/v1/inspection_rules", v96, payload("conditions", conds, "actions", acts)).json(t)
+	if fmt.Sprint(created["conditions"]) != fmt.Sprint(conds) || fmt.Sprint(created["actions"]) != fmt.Sprint(acts) {
+		t.Errorf("loops: %v %v", created["conditions"], created["actions"])
+	}
+
+	rule := e.must(201, "POST", "/v1/inspection_rules", v96, payload()).json(t)
+	newConds := []any{map[string]any{"op": "eq", "args": []any{"{{ inventory.cpu.count }}", 8}}}
+	newActs := []any{map[string]any{"op": "set-attribute", "args": []any{"{{ /properties/cpu_model }}", "cpu_xyz"}},
+		map[string]any{"op": "log", "args": []any{"CPU model updated via rule."}}}
+	patched := e.must(200, "PATCH", "/v1/inspection_rules/"+str(rule, "uuid"), v96, []map[string]any{
+		{"op": "replace", "path": "/priority", "value": 200},
+		{"op": "replace", "path": "/conditions", "value": newConds},
+		{"op": "replace", "path": "/actions", "value": newActs}}).json(t)
+	if fmt.Sprint(patched["priority"]) != "200" || fmt.Sprint(patched["conditions"]) != fmt.Sprint(newConds) || fmt.Sprint(patched["actions"]) != fmt.Sprint(newActs) {
+		t.Errorf("patched: %v", patched)
+	}
+
+	for _, p := range []any{-1, 10000, 5000.50} {
+		e.must(400, "POST", "/v1/inspection_rules", v96, payload("priority", p))
+	}
+	e.must(404, "DELETE", "/v1/inspection_rules/"+"11111111-2222-3333-4444-555555555555", v96, nil)
+}

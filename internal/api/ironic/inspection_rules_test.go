@@ -213,8 +213,8 @@ func TestInspectionRules_TempestPlugin(t *testing.T) {
 	e := newEnv(t)
 	payload := func(kv ...any) map[string]any {
 		p := map[string]any{"description": "Inspection rule to log node UUID", "conditions": []any{},
-			"actions":  []any{map[string]any{"op": "log", "args": map[string]any{"msg": "Node with UUID {node.uuid} is being inspected"}}},
-			"phase":    "main", "priority": 0, "sensitive": false}
+			"actions": []any{map[string]any{"op": "log", "args": map[string]any{"msg": "Node with UUID {node.uuid} is being inspected"}}},
+			"phase":   "main", "priority": 0, "sensitive": false}
 		for i := 0; i < len(kv); i += 2 {
 			p[kv[i].(string)] = kv[i+1]
 		}

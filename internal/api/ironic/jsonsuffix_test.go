@@ -35,4 +35,10 @@ func TestJSONSuffix_Before191(t *testing.T) {
 			t.Errorf("GET %s at %q: %s", tc.path, tc.version, r.body)
 		}
 	}
+	// Writes find the node the same way.
+	e.must(200, "PATCH", "/v1/nodes/x.json", "1.90", []map[string]any{{"op": "add", "path": "/extra/a", "value": "b"}})
+	e.must(200, "PATCH", "/v1/nodes/"+test+".json", "1.90", []map[string]any{{"op": "add", "path": "/extra/a", "value": "b"}})
+	e.must(404, "DELETE", "/v1/nodes/"+test+".json", "1.91", nil)
+	e.must(204, "DELETE", "/v1/nodes/x.json", "1.90", nil)
+	e.must(204, "DELETE", "/v1/nodes/"+test+".json", "1.90", nil)
 }

@@ -99,6 +99,10 @@ func (s *server) withNodeLock(rq *request, ident string, fn func(ctx context.Con
 		return err
 	}
 	err := s.cond.WithNodeLock(rq.ctx(), ident, fn)
+	if err != nil && !isAPIError(err) && errors.Is(err, store.ErrNotFound) && rq.ctx().Value(jsonSuffixKey{}) != nil {
+		// The node's name may end in the .json the request lost.
+		err = s.cond.WithNodeLock(rq.ctx(), ident+".json", fn)
+	}
 	if err != nil {
 		var ae *apiError
 		if !errors.As(err, &ae) && errors.Is(err, store.ErrNotFound) {

@@ -230,6 +230,20 @@ func (s *server) getV1(rq *request) error {
 	if rq.minor >= v82Shard {
 		res("shards")
 	}
+	// Ironic's VERSIONED_CONTROLLERS that ferro serves (not lookup and
+	// events, which it has not).
+	if rq.minor >= v22Heartbeat {
+		res("heartbeat")
+	}
+	if rq.minor >= v32Volume {
+		res("volume")
+	}
+	if rq.minor >= v55DeployTemplates {
+		res("deploy_templates")
+	}
+	if rq.minor >= v84ContinueInspection {
+		res("continue_inspection")
+	}
 	if rq.minor >= v96InspectionRules {
 		res("inspection_rules")
 	}

@@ -35,15 +35,24 @@ func TestRoot_DescribesVersionOne(t *testing.T) {
 func TestV1_LinksFollowVersion(t *testing.T) {
 	e := newEnv(t)
 	old := e.must(http.StatusOK, "GET", "/v1", "1.1", nil).json(t)
-	for _, k := range []string{"portgroups", "allocations", "conductors", "shards"} {
+	for _, k := range []string{"portgroups", "allocations", "conductors", "shards", "heartbeat", "volume", "deploy_templates", "continue_inspection", "inspection_rules"} {
 		if _, ok := old[k]; ok {
 			t.Errorf("GET /v1 at 1.1 has %q", k)
 		}
 	}
 	cur := e.must(http.StatusOK, "GET", "/v1/", latest, nil).json(t)
-	for _, k := range []string{"id", "links", "media_types", "chassis", "nodes", "ports", "portgroups", "drivers", "allocations", "conductors", "version"} {
+	for _, k := range []string{"id", "links", "media_types", "chassis", "nodes", "ports", "portgroups", "drivers", "allocations", "conductors", "version",
+		"heartbeat", "volume", "deploy_templates"} {
 		if _, ok := cur[k]; !ok {
 			t.Errorf("GET /v1 at 1.82 lacks %q", k)
+		}
+	}
+	for k, m := range map[string]string{"continue_inspection": "1.84", "inspection_rules": "1.96"} {
+		if _, ok := cur[k]; ok {
+			t.Errorf("GET /v1 at 1.82 has %q", k)
+		}
+		if _, ok := e.must(http.StatusOK, "GET", "/v1/", m, nil).json(t)[k]; !ok {
+			t.Errorf("GET /v1 at %s lacks %q", m, k)
 		}
 	}
 	nodes := cur["nodes"].([]any)

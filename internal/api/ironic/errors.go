@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/ferrometal/ferro/internal/conductor"
@@ -16,6 +17,10 @@ import (
 type apiError struct {
 	status int
 	msg    string
+	// webob: the body is webob's {"code", "title", "description"}, as
+	// Ironic answers an exception a controller's _route raises, outside
+	// the API's own error formatting.
+	webob bool
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -124,6 +129,25 @@ func sentence(s string) string {
 // serialised into the error_message string, as ironic's
 // ParsableErrorMiddleware does.
 func errorBody(status int, msg string) []byte {
+	return errorBodyOf(&apiError{status: status, msg: msg})
+}
+
+func errorBodyOf(e *apiError) []byte {
+	status, msg := e.status, e.msg
+	if e.webob {
+		inner := make([]byte, 0, len(msg)+80)
+		inner = append(inner, `{"code": `...)
+		inner = strconv.AppendInt(inner, int64(status), 10)
+		inner = append(inner, `, "title": `...)
+		inner = appendString(inner, http.StatusText(status))
+		inner = append(inner, `, "description": `...)
+		inner = appendString(inner, msg)
+		inner = append(inner, '}')
+		out := make([]byte, 0, len(inner)+40)
+		out = append(out, `{"error_message": `...)
+		out = appendString(out, string(inner))
+		return append(out, '}')
+	}
 	code := "Client"
 	if status >= 500 {
 		code = "Server"

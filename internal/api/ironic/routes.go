@@ -70,6 +70,9 @@ func (s *server) routes() {
 	// Deploy templates (1.55).
 	deployTemplateResource.routes(s)
 
+	// Inspection rules (1.96).
+	s.inspectionRuleRoutes()
+
 	// Volume connectors and targets (1.32).
 	h("GET /v1/volume", s.getVolume)
 	h("GET /v1/volume/{$}", s.getVolume)
@@ -79,4 +82,7 @@ func (s *server) routes() {
 
 	// The ramdisk's report (agent inspect interface).
 	h("POST /v1/continue_inspection", s.continueInspection)
+	// The deploy agent's heartbeat (1.22): checked, never acted on.
+	h("POST /v1/heartbeat", s.heartbeat)
+	h("POST /v1/heartbeat/{node}", s.heartbeat)
 }

@@ -195,8 +195,10 @@ func TestProvision_ManageInspectProvideWithFakeHardware(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := r.waitState(t, n.UUID, states.Manageable)
-	if got.PowerState != baremetal.PowerOff {
-		t.Errorf("power state after verify = %q", got.PowerState)
+	// Ironic's fake power reports the recorded state: none until the
+	// first power action.
+	if got.PowerState != "" {
+		t.Errorf("power state after verify = %q, want none (null)", got.PowerState)
 	}
 	if err := r.c.DoProvisionAction(ctx, n.UUID, VerbInspect); err != nil {
 		t.Fatal(err)
@@ -693,5 +695,55 @@ func TestValidateNode_Ironic214Interfaces(t *testing.T) {
 	}
 	if r := res["power"]; r.Result == nil || !*r.Result || r.Reason != "" {
 		t.Errorf("power = %+v, want true", r)
+	}
+}
+
+// TestPower_LastPowerStateChange: every power action Ironic does not skip
+// stamps driver_internal_info.last_power_state_change (node_power_action);
+// fake power reports none until the first one.
+func TestPower_LastPowerStateChange(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	n := r.node(t, states.Manageable, nil)
+	power := func(target string) *baremetal.Node {
+		t.Helper()
+		if err := r.c.ChangePowerState(ctx, n.UUID, target, 0); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got, err := r.store.GetNode(ctx, n.UUID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.c.lockMu.Lock()
+			_, locked := r.c.locked[n.UUID]
+			r.c.lockMu.Unlock()
+			if got.TargetPowerState == "" && got.Reservation == "" && !locked {
+				return got
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("power %s: node still has target %q", target, got.TargetPowerState)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	stamp := func(n *baremetal.Node) any { return n.DriverInternalInfo[driver.LastPowerStateChangeKey] }
+
+	if n.PowerState != "" || stamp(n) != nil {
+		t.Fatalf("new node: power %q, stamp %v; want none", n.PowerState, stamp(n))
+	}
+	on := power(baremetal.PowerOn)
+	first := r.clock().Format("2006-01-02T15:04:05.000000")
+	if on.PowerState != baremetal.PowerOn || stamp(on) != first {
+		t.Fatalf("after power on: power %q, last_power_state_change %v, want %q", on.PowerState, stamp(on), first)
+	}
+	r.advance(time.Minute)
+	if again := power(baremetal.PowerOn); stamp(again) != first {
+		t.Errorf("power on of a node that is on: last_power_state_change %v, want it kept (%s): Ironic skips the action", stamp(again), first)
+	}
+	off := power(baremetal.PowerOff)
+	if want := r.clock().Format("2006-01-02T15:04:05.000000"); stamp(off) != want {
+		t.Errorf("after power off: last_power_state_change %v, want %s", stamp(off), want)
 	}
 }

@@ -66,6 +66,7 @@ func (c *Conductor) ChangePowerState(ctx context.Context, ident, target string, 
 
 // setPower switches power and records the state the interface reports.
 func (c *Conductor) setPower(ctx context.Context, t *driver.Task, target string, timeout time.Duration) error {
+	driver.StampPowerChange(t.Node, target, c.now())
 	if err := t.Driver.Power.SetPowerState(ctx, t, target, timeout); err != nil {
 		return err
 	}

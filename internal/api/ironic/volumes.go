@@ -22,6 +22,7 @@ func volumeResource[E any](r *resource[E, store.VolumeFilter], schema map[string
 	r.what = r.key[:len(r.key)-1]
 	r.wildcard = "volume"
 	r.minVersion = v32Volume
+	r.volumeDetail = true
 	r.idField = "uuid"
 	r.internal = []string{"created_at", "id", "links", "updated_at", "uuid"}
 	r.check = checkVolumeDoc(r.what, schema, r.mandatory, fill)

@@ -20,11 +20,9 @@ type Power struct{}
 // Validate always passes.
 func (Power) Validate(context.Context, *driver.Task) error { return nil }
 
-// PowerState returns the node's recorded power state (off when never set).
+// PowerState returns the node's recorded power state: none (null) until
+// the first power action, as Ironic's fake power.
 func (Power) PowerState(_ context.Context, t *driver.Task) (string, error) {
-	if t.Node.PowerState == "" {
-		return baremetal.PowerOff, nil
-	}
 	return t.Node.PowerState, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -22,7 +23,10 @@ var deployTemplateResource = describe(&resource[baremetal.DeployTemplate, store.
 	noun:       "deploy template",
 	wildcard:   "template",
 	minVersion: v55DeployTemplates,
-	byName:     true,
+	tooOld: func(*request) error {
+		return &apiError{status: http.StatusNotFound, msg: "The API version does not allow deploy templates", webob: true}
+	},
+	byName: true,
 	fields: append([]viewField[*baremetal.DeployTemplate]{
 		{"uuid", 0, strOf(func(dt *baremetal.DeployTemplate) string { return dt.UUID })},
 		{"name", 0, strOf(func(dt *baremetal.DeployTemplate) string { return dt.Name })},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/ferrometal/ferro/internal/conductor"
@@ -16,6 +17,10 @@ import (
 type apiError struct {
 	status int
 	msg    string
+	// webob: Ironic raises it as a webob HTTP exception (the version check
+	// of the paths below /v1/), which pecan renders as webob does:
+	// {"code", "title", "description"} instead of the faultstring.
+	webob bool
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -62,8 +67,18 @@ func allocationNotFound(ident string) *apiError {
 	return notFound("Allocation %s could not be found.", ident)
 }
 
-// resourceNotFound is the answer for routes the requested version does not have.
-func resourceNotFound() *apiError { return notFound("The resource could not be found.") }
+// webobError is what Ironic's routing answers with pecan's abort: a webob
+// HTTP exception without a detail, rendered {"code", "title",
+// "description": ""}.
+func webobError(status int) *apiError { return &apiError{status: status, webob: true} }
+
+// resourceNotFound is the answer for routes the requested version does not
+// have (Ironic's pecan.abort(404)).
+func resourceNotFound() *apiError { return webobError(http.StatusNotFound) }
+
+// versionNotFound is Ironic's exception.NotFound, what some controllers
+// raise below their version (conductors, /v1/volume) instead of aborting.
+func versionNotFound() *apiError { return notFound("Resource could not be found.") }
 
 // errorFor maps an error from the store, the conductor or a driver to
 // Ironic's status code and message. Handlers turn the not-found and
@@ -134,6 +149,24 @@ func errorBody(status int, msg string) []byte {
 	inner = append(inner, `", "faultstring": `...)
 	inner = appendString(inner, msg)
 	inner = append(inner, `, "debuginfo": null}`...)
+	out := make([]byte, 0, len(inner)+40)
+	out = append(out, `{"error_message": `...)
+	out = appendString(out, string(inner))
+	out = append(out, '}')
+	return out
+}
+
+// webobBody is errorBody for a webob exception: its JSON rendering
+// (code, title, description), serialised into error_message likewise.
+func webobBody(status int, msg string) []byte {
+	inner := make([]byte, 0, len(msg)+80)
+	inner = append(inner, `{"code": `...)
+	inner = strconv.AppendInt(inner, int64(status), 10)
+	inner = append(inner, `, "title": `...)
+	inner = appendString(inner, http.StatusText(status))
+	inner = append(inner, `, "description": `...)
+	inner = appendString(inner, msg)
+	inner = append(inner, '}')
 	out := make([]byte, 0, len(inner)+40)
 	out = append(out, `{"error_message": `...)
 	out = appendString(out, string(inner))

@@ -184,7 +184,7 @@ func intValue(v any) (int, bool) {
 // the connectors and targets.
 func (s *server) getVolume(rq *request) error {
 	if rq.minor < v32Volume {
-		return resourceNotFound()
+		return versionNotFound()
 	}
 	if _, err := rq.queryArgs(); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -745,5 +746,20 @@ func TestPower_LastPowerStateChange(t *testing.T) {
 	off := power(baremetal.PowerOff)
 	if want := r.clock().Format("2006-01-02T15:04:05.000000"); stamp(off) != want {
 		t.Errorf("after power off: last_power_state_change %v, want %s", stamp(off), want)
+	}
+}
+
+// Inspecting a node whose inspect interface is no-inspect is Ironic's
+// UnsupportedDriverExtension, refused before the state changes.
+func TestProvision_InspectWithNoInspect(t *testing.T) {
+	r := newRig(t)
+	n := r.node(t, states.Manageable, map[string]string{"inspect": "no-inspect"})
+	err := r.c.DoProvisionAction(context.Background(), n.UUID, VerbInspect)
+	const want = "Driver fake-hardware does not support inspect (disabled or not implemented)."
+	if !errors.Is(err, driver.ErrUnsupported) || !strings.HasSuffix(err.Error(), ": "+want) {
+		t.Fatalf("inspect with no-inspect: %v, want ErrUnsupported with %q", err, want)
+	}
+	if got := r.waitState(t, n.UUID, states.Manageable); got.LastError != "" {
+		t.Errorf("last_error %q after a refused inspect", got.LastError)
 	}
 }

@@ -80,6 +80,11 @@ func (c *Conductor) setPower(ctx context.Context, t *driver.Task, target string,
 	return nil
 }
 
+// unsupportedExtension is Ironic's UnsupportedDriverExtension message.
+func unsupportedExtension(hwType, kind string) string {
+	return fmt.Sprintf("Driver %s does not support %s (disabled or not implemented).", hwType, kind)
+}
+
 // SetBootDevice sets the node's boot device under its lock.
 func (c *Conductor) SetBootDevice(ctx context.Context, ident, device string, persistent bool) error {
 	t, err := c.acquire(ctx, ident)
@@ -127,7 +132,7 @@ func (c *Conductor) ValidateNode(ctx context.Context, ident string) (map[string]
 	out := map[string]ValidationResult{}
 	unsupported := func(kind string) ValidationResult {
 		fail := false
-		return ValidationResult{Result: &fail, Reason: fmt.Sprintf("Driver %s does not support %s (disabled or not implemented).", t.Node.Driver, kind)}
+		return ValidationResult{Result: &fail, Reason: unsupportedExtension(t.Node.Driver, kind)}
 	}
 	check := func(kind string, v interface {
 		Validate(context.Context, *driver.Task) error

@@ -234,6 +234,10 @@ func (c *Conductor) startInspect(ctx context.Context, t *driver.Task) (func(cont
 		return nil, fmt.Errorf("validate power interface of node %s: %w", t.Node.UUID, err)
 	}
 	if err := t.Driver.Inspect.Validate(ctx, t); err != nil {
+		if errors.Is(err, driver.ErrUnsupported) {
+			// no-inspect: Ironic's UnsupportedDriverExtension.
+			return nil, fmt.Errorf("%w: %s", driver.ErrUnsupported, unsupportedExtension(t.Node.Driver, "inspect"))
+		}
 		return nil, fmt.Errorf("validate inspect interface of node %s: %w", t.Node.UUID, err)
 	}
 	now := c.now().UTC()

@@ -763,3 +763,21 @@ func TestProvision_InspectWithNoInspect(t *testing.T) {
 		t.Errorf("last_error %q after a refused inspect", got.LastError)
 	}
 }
+
+// A retired manageable node is not provided (Ironic's NodeIsRetired).
+func TestProvision_ProvideRetired(t *testing.T) {
+	r := newRig(t)
+	n := r.node(t, states.Manageable, nil)
+	n.Retired = true
+	if err := r.store.UpdateNode(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	err := r.c.DoProvisionAction(context.Background(), n.UUID, VerbProvide)
+	want := "The providing operation can't be performed on node " + n.UUID + " because it is retired."
+	if !errors.Is(err, driver.ErrInvalidParameter) || !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("provide of a retired node: %v, want ErrInvalidParameter with %q", err, want)
+	}
+	if got := r.waitState(t, n.UUID, states.Manageable); got.ProvisionState != states.Manageable {
+		t.Errorf("state %s", got.ProvisionState)
+	}
+}

@@ -30,7 +30,10 @@ import (
 	"time"
 
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
+	"github.com/ferrometal/ferro/internal/testing/keystonetest"
 )
+
+func TestMain(m *testing.M) { os.Exit(keystonetest.Main(m)) }
 
 const (
 	// testsDir is where Debian installs the SDK's bare metal functional
@@ -67,24 +70,88 @@ func TestSDK_BaremetalFunctionalTestsPassAsAgainstIronic(t *testing.T) {
 		ferrotest.SkipOrFail(t, "openstacksdk's bare metal functional tests are missing (Debian package python3-openstacksdk 0.101): %v", err)
 	}
 
-	target, timeout := os.Getenv("FERRO_SDK_TARGET"), baselineTimeout
-	if target == "" {
-		target, timeout = ferrotest.Start(t).URL, runTimeout
+	l := lane{python: python, csvTool: csvTool}
+
+	// Another server (the baseline's Ironic): one run, without
+	// authentication.
+	if target := os.Getenv("FERRO_SDK_TARGET"); target != "" {
+		l.run(t, target, os.Getenv("FERRO_SDK_DIR"), noAuthCloud(target), baselineTimeout)
+		return
 	}
+
+	// ferro twice, in parallel: with auth_type none, and with Keystone
+	// tokens (keystonetest) that ferro validates, the SDK logged in as
+	// Keystone's admin scoped to the system, whom ferro's default policy
+	// (Ironic's new defaults, scope enforced) lets do everything.
+	t.Run("noauth", func(t *testing.T) {
+		t.Parallel()
+		srv := ferrotest.Start(t)
+		l.run(t, srv.URL, subdir(t.Name()), noAuthCloud(srv.URL), runTimeout)
+	})
+	t.Run("keystone", func(t *testing.T) {
+		t.Parallel()
+		ks := keystonetest.Start(t)
+		srv := ferrotest.Start(t, ferrotest.WithConfig(ks.FerroConfig(t)))
+		if !strings.Contains(srv.Log(), "auth_strategy=keystone") {
+			t.Fatalf("ferro serve does not say it validates Keystone tokens:\n%s", srv.Log())
+		}
+		ks.RegisterService(t, "baremetal", "ironic", keystonetest.Endpoints{Public: srv.URL, Internal: srv.URL, Admin: srv.URL})
+		l.run(t, srv.URL, subdir(t.Name()), keystoneCloud(ks), runTimeout)
+	})
+}
+
+// subdir is the workspace of a subtest under FERRO_SDK_DIR, "" when that
+// is unset.
+func subdir(name string) string {
 	dir := os.Getenv("FERRO_SDK_DIR")
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, filepath.Base(name))
+}
+
+// noAuthCloud is the clouds.yaml entry of a server without
+// authentication: `auth: {endpoint}` is the endpoint of every service with
+// auth_type none.
+func noAuthCloud(target string) string {
+	return fmt.Sprintf("    auth_type: none\n    auth:\n      endpoint: %s\n", target)
+}
+
+// keystoneCloud is the entry of ks's system-scoped admin; the catalog
+// names the bare metal endpoint.
+func keystoneCloud(ks *keystonetest.Server) string {
+	return fmt.Sprintf(`    auth_type: password
+    auth:
+      auth_url: %s
+      username: %s
+      password: %s
+      user_domain_name: Default
+      system_scope: all
+    region_name: %s
+`, ks.AuthURL(), keystonetest.AdminUser, keystonetest.AdminPassword, keystonetest.Region)
+}
+
+// lane is the SDK installation the runs use.
+type lane struct {
+	python, csvTool string
+}
+
+// run runs the suite against target in dir (a temporary directory when
+// "") with the clouds.yaml entry entry, and compares with the baseline (or
+// writes it, with FERRO_SDK_WRITE_PASSING).
+func (l lane) run(t *testing.T, target, dir, entry string, timeout time.Duration) {
 	if dir == "" {
 		dir = t.TempDir()
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeWorkspace(dir, target); err != nil {
+	if err := writeWorkspace(dir, entry); err != nil {
 		t.Fatal(err)
 	}
-	results, err := runSuite(t, python, csvTool, dir, timeout)
+	results, err := runSuite(t, l.python, l.csvTool, dir, timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
-
 	var passed, failed, skipped []string
 	for id, status := range results {
 		switch status {
@@ -136,29 +203,22 @@ func TestSDK_BaremetalFunctionalTestsPassAsAgainstIronic(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("%d of the %d tests that pass against Ironic 21.4 do not pass against ferro:\n  %s",
 			len(missing), len(baseline), strings.Join(missing, "\n  "))
-		logFailures(t, dir, python)
+		logFailures(t, dir, l.python)
 	}
 }
 
 // writeWorkspace writes clouds.yaml (in dir/.config/openstack, found
-// through HOME=dir) and .stestr.conf into dir. The SDK's functional base
-// class opens four clouds (OS_CLOUD and the OPENSTACKSDK_*_CLOUD ones);
-// sdkEnv points all at the one entry. `auth: {endpoint}` is the endpoint
-// of every service with auth_type none, and has_compute/has_image false
-// keep the base class from looking for flavors and images there.
-func writeWorkspace(dir, target string) error {
+// through HOME=dir) with the cloud entry, and .stestr.conf, into dir. The
+// SDK's functional base class opens four clouds (OS_CLOUD and the
+// OPENSTACKSDK_*_CLOUD ones); sdkEnv points all at the one entry.
+// has_compute and has_image false keep the base class from looking for
+// flavors and images.
+func writeWorkspace(dir, entry string) error {
 	conf := filepath.Join(dir, ".config", "openstack")
 	if err := os.MkdirAll(conf, 0o755); err != nil {
 		return err
 	}
-	clouds := fmt.Sprintf(`clouds:
-  %s:
-    auth_type: none
-    auth:
-      endpoint: %s
-    has_compute: false
-    has_image: false
-`, cloud, target)
+	clouds := "clouds:\n  " + cloud + ":\n" + entry + "    has_compute: false\n    has_image: false\n"
 	if err := os.WriteFile(filepath.Join(conf, "clouds.yaml"), []byte(clouds), 0o644); err != nil {
 		return err
 	}

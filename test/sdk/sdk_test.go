@@ -1,8 +1,12 @@
 // Package sdk_test is the openstacksdk lane: the bare metal functional
 // tests that Debian's python3-openstacksdk 0.101 ships
 // (openstack/tests/functional/baremetal, 70 tests) run by stestr against a
-// real `ferro serve`, through a clouds.yaml with `auth_type: none`, as a
-// user of the SDK would point it at a standalone Ironic.
+// real `ferro serve`, twice in parallel: through a clouds.yaml with
+// `auth_type: none`, as a user of the SDK would point it at a standalone
+// Ironic (subtest noauth), and logged in to a real Keystone
+// (internal/testing/keystonetest) as its system-scoped admin, ferro
+// validating the tokens with its default policy (subtest keystone). The
+// baseline is made without authentication.
 //
 // The lane compares test by test with testdata/ironic-21.4-passing.txt, the
 // tests that pass against Debian's Ironic 21.4 (scripts/sdk-baseline.sh

@@ -30,13 +30,14 @@ ironic_check() {
 		exit 1
 	fi
 }
-run_ironic() { # run_ironic NAME MODULE ARGS...
-	local name=$1 module=$2
-	shift 2
-	if [ -x "/usr/bin/$name" ]; then
-		"/usr/bin/$name" "$@"
+# ironic_argv NAME MODULE: sets argv to /usr/bin/NAME, or to MODULE's
+# main() run by python3, so that "${argv[@]}" & leaves $! the process
+# itself (killed at the end).
+ironic_argv() {
+	if [ -x "/usr/bin/$1" ]; then
+		argv=("/usr/bin/$1")
 	else
-		/usr/bin/python3 -c "import sys; sys.argv[0] = '$name'; from $module import main; main()" "$@"
+		argv=(/usr/bin/python3 -c "import sys; sys.argv[0] = '$1'; from $2 import main; main()")
 	fi
 }
 ironic_check ironic ironic.cmd.singleprocess
@@ -104,9 +105,11 @@ http_root = $dir/http
 http_url = http://127.0.0.1:1/
 CONF
 
-run_ironic ironic-dbsync ironic.cmd.dbsync --config-file "$dir/ironic.conf" create_schema >"$dir/dbsync.log" 2>&1 ||
+ironic_argv ironic-dbsync ironic.cmd.dbsync
+"${argv[@]}" --config-file "$dir/ironic.conf" create_schema >"$dir/dbsync.log" 2>&1 ||
 	{ cat "$dir/dbsync.log" >&2; exit 1; }
-run_ironic ironic ironic.cmd.singleprocess --config-file "$dir/ironic.conf" >"$dir/stdout.log" 2>&1 &
+ironic_argv ironic ironic.cmd.singleprocess
+"${argv[@]}" --config-file "$dir/ironic.conf" >"$dir/stdout.log" 2>&1 &
 pid=$!
 for _ in $(seq 300); do
 	if curl -sf "http://127.0.0.1:$port/v1" >/dev/null; then break; fi

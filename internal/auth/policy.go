@@ -176,6 +176,8 @@ var rules = map[string]rule{
 	"baremetal:node:get_console":              systemMemberOrOwnerMember,
 	"baremetal:node:set_console_state":        systemMemberOrOwnerMember,
 	"baremetal:node:vif:list":                 systemOrProjectReader,
+	"baremetal:node:vif:attach":               systemOrOwnerMemberLesseeAdmin,
+	"baremetal:node:vif:detach":               systemOrOwnerMemberLesseeAdmin,
 	"baremetal:node:traits:list":              systemOrProjectReader,
 	"baremetal:node:traits:set":               systemMemberOrOwnerAdmin,
 	"baremetal:node:traits:delete":            systemMemberOrOwnerAdmin,

@@ -105,6 +105,8 @@ var ironicRoutes = map[string]Route{
 	"GET /v1/nodes/{node}/bios":                             {"baremetal:node:bios:get", TargetNode},
 	"GET /v1/nodes/{node}/bios/{setting}":                   {"baremetal:node:bios:get", TargetNode},
 	"GET /v1/nodes/{node}/vifs":                             {"baremetal:node:vif:list", TargetNode},
+	"POST /v1/nodes/{node}/vifs":                            {"baremetal:node:vif:attach", TargetNode},
+	"DELETE /v1/nodes/{node}/vifs/{vif}":                    {"baremetal:node:vif:detach", TargetNode},
 	"GET /v1/nodes/{node}/allocation":                       {RuleAllocationGet, TargetNodeAllocation},
 	"DELETE /v1/nodes/{node}/allocation":                    {"baremetal:allocation:delete", TargetNodeAllocation},
 	"GET /v1/nodes/{node}/ports":                            {"baremetal:port:list", TargetNodeList},

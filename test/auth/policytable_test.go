@@ -441,6 +441,8 @@ func (e *tableEnv) build(r tableRow, persona string) request {
 			v = f.event
 		case "{setting}":
 			v = "table"
+		case "{vif}":
+			v = "8b8f3ec4-8f2a-4f3e-9c0d-1a2b3c4d5e6f"
 		case "{driver}":
 			v = "fake-hardware"
 		case "{hostname}":

@@ -67,8 +67,18 @@ func allocationNotFound(ident string) *apiError {
 	return notFound("Allocation %s could not be found.", ident)
 }
 
-// resourceNotFound is the answer for routes the requested version does not have.
-func resourceNotFound() *apiError { return notFound("The resource could not be found.") }
+// webobError is what Ironic's routing answers with pecan's abort: a webob
+// HTTP exception without a detail, rendered {"code", "title",
+// "description": ""}.
+func webobError(status int) *apiError { return &apiError{status: status, webob: true} }
+
+// resourceNotFound is the answer for routes the requested version does not
+// have (Ironic's pecan.abort(404)).
+func resourceNotFound() *apiError { return webobError(http.StatusNotFound) }
+
+// versionNotFound is Ironic's exception.NotFound, what some controllers
+// raise below their version (conductors, /v1/volume) instead of aborting.
+func versionNotFound() *apiError { return notFound("Resource could not be found.") }
 
 // errorFor maps an error from the store, the conductor or a driver to
 // Ironic's status code and message. Handlers turn the not-found and

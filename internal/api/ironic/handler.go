@@ -143,17 +143,12 @@ type respWriter struct {
 func (w *respWriter) WriteHeader(code int) {
 	rq := &w.rq
 	if !rq.routed && code >= 400 && !rq.swallow {
-		// ServeMux's own 404 or 405. Keep its Allow header.
+		// ServeMux's own 404 or 405, as Ironic's routing answers them.
+		// Keep its Allow header.
 		rq.swallow = true
-		var e *apiError
-		if code == http.StatusMethodNotAllowed {
-			e = newError(code, "The method specified is not allowed for this resource.")
-		} else {
-			e = newError(code, "The resource could not be found.")
-		}
 		h := w.ResponseWriter.Header()
 		h.Del("X-Content-Type-Options")
-		rq.writeErrorBody(e)
+		rq.writeErrorBody(webobError(code))
 		return
 	}
 	if rq.swallow {
@@ -206,6 +201,13 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case verr != nil && isV1:
 		rq.routed = true
+		// Below /v1/ Ironic's v1 controller checks the version and raises
+		// webob's HTTPNotAcceptable; /v1 itself words it as every error.
+		if len(r.URL.Path) > len("/v1/") {
+			webob := *verr
+			webob.webob = true
+			verr = &webob
+		}
 		rq.writeError(verr)
 	default:
 		if verr != nil {

@@ -41,6 +41,7 @@ var portgroupResource = describe(&resource[baremetal.Portgroup, store.PortgroupF
 	path:        "portgroups",
 	noun:        "portgroup",
 	minVersion:  v23Portgroups,
+	tooOld:      func(*request) error { return versionNotFound() },
 	byName:      true,
 	jsonSuffix:  true,
 	asWritten:   true,

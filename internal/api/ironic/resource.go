@@ -120,6 +120,9 @@ type resource[E, F any] struct {
 	listChecks []listCheck
 	// noDetail: the list has neither ?detail= nor /detail (allocations).
 	noDetail bool
+	// volumeDetail: ?detail= as Ironic's volume controllers take it
+	// (returnFieldsOf).
+	volumeDetail bool
 	// params are the list's filters, in the order they are checked.
 	params []listParam[E, F]
 	// resolve, when set, runs after params: for filters that decide
@@ -481,7 +484,7 @@ func (r *resource[E, F]) listFields(rq *request, a args, p *listParams, detailPa
 				p.fields = nil
 				continue
 			}
-			if err := rq.returnFields(a, p, r.defaults); err != nil {
+			if err := rq.returnFieldsOf(a, p, r.defaults, r.volumeDetail); err != nil {
 				return err
 			}
 			if p.fieldsGiven {

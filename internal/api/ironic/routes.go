@@ -40,6 +40,8 @@ func (s *server) routes() {
 	h("GET /v1/nodes/{node}/bios", s.listBIOS)
 	h("GET /v1/nodes/{node}/bios/{setting}", s.getBIOSSetting)
 	h("GET /v1/nodes/{node}/vifs", s.listVIFs)
+	h("POST /v1/nodes/{node}/vifs", s.attachVIF)
+	h("DELETE /v1/nodes/{node}/vifs/{vif}", s.detachVIF)
 	h("GET /v1/nodes/{node}/allocation", s.getNodeAllocation)
 	h("DELETE /v1/nodes/{node}/allocation", s.deleteNodeAllocation)
 

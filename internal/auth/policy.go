@@ -180,6 +180,7 @@ var rules = map[string]rule{
 	"baremetal:node:bios:get":                 systemOrProjectReader,
 	"baremetal:node:history:get":              systemOrOwnerReader,
 	"baremetal:node:inventory:get":            systemOrOwnerReader,
+	"baremetal:node:firmware:get":             systemOrProjectReader,
 	"baremetal:shards:get":                    systemReader,
 
 	RulePortGet:                  systemOrProjectReader,

@@ -199,6 +199,7 @@ func (c *Conductor) startFake(ctx context.Context, t *driver.Task, verb string) 
 		if verb == VerbDeleted {
 			t.Node.InstanceInfo = baremetal.JSON{}
 			t.Node.InstanceUUID = ""
+			t.Node.InstanceName = ""
 			if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
 				t.Log.Error("cannot finish tear down", "error", err)
 				return

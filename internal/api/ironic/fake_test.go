@@ -360,6 +360,9 @@ func (e *env) must(want int, method, path, version string, body any) resp {
 
 const latest = "1.82"
 
+// latestMinor is latest's minor version.
+const latestMinor = 82
+
 // createNode creates a node through the API and returns its view.
 func (e *env) createNode(body map[string]any) map[string]any {
 	e.t.Helper()

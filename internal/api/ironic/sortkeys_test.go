@@ -140,7 +140,7 @@ func TestSortKeysMatchIronic(t *testing.T) {
 				if min > 0 {
 					e.must(406, "GET", tc.path+"?sort_key="+k, fmt.Sprintf("1.%d", min-1), nil)
 				}
-				if min > maxMinor {
+				if min > latestMinor {
 					e.must(406, "GET", tc.path+"?sort_key="+k, latest, nil)
 					return
 				}

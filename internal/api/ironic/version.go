@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// Microversions: ferro serves 1.1 to 1.82, the range of Ironic 21.4. A
+// Microversions: ferro serves 1.1 to 1.115, the range of Ironic master. A
 // request without a version header is served as 1.1, as Ironic does.
 const (
 	minMinor = 1
-	maxMinor = 82
+	maxMinor = 115
 
 	minVersionString = "1.1"
-	maxVersionString = "1.82"
+	maxVersionString = "1.115"
 )
 
 // Minor versions that change behaviour, named as in Ironic's versions.py.
@@ -78,6 +78,21 @@ const (
 	v78NodeHistory          = 78
 	v81NodeInventory        = 81
 	v82Shard                = 82
+	v83ParentNode           = 83
+	v85UnholdVerb           = 85
+	v86FirmwareInterface    = 86
+	v87Service              = 87
+	v89AttachDetachVmedia   = 89
+	v93GetVmedia            = 93
+	v95DisablePowerOff      = 95
+	v104InstanceName        = 104
+	v107RequestIDHeader     = 107
+	v108ServiceNoRamdisk    = 108
+	v109Health              = 109
+	v110DeployWaitAbort     = 110
+	v113HistoryProject      = 113
+	v114FirmwareIdentity    = 114
+	v115HistoryFields       = 115
 )
 
 // Canonical header names (Go canonicalises incoming headers the same way).

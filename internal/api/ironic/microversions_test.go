@@ -1,0 +1,231 @@
+package ironic
+
+import (
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ferrometal/ferro/internal/baremetal"
+)
+
+// The node fields of 1.83 to 1.109 appear at their version, with Ironic's
+// defaults, and not one version below.
+func TestNodeFields_AfterOneEightyTwo(t *testing.T) {
+	e := newEnv(t)
+	n := e.createNode(map[string]any{"name": "new-fields"})
+	for _, tc := range []struct {
+		field string
+		min   int
+		want  any
+	}{
+		{"parent_node", v83ParentNode, nil},
+		{"firmware_interface", v86FirmwareInterface, "fake"},
+		{"service_step", v87Service, map[string]any{}},
+		{"disable_power_off", v95DisablePowerOff, false},
+		{"instance_name", v104InstanceName, nil},
+		{"health", v109Health, nil},
+	} {
+		below := e.must(200, "GET", "/v1/nodes/"+str(n, "uuid"), minorVersion(tc.min-1), nil).json(t)
+		if _, ok := below[tc.field]; ok {
+			t.Errorf("%s shown at 1.%d", tc.field, tc.min-1)
+		}
+		at := e.must(200, "GET", "/v1/nodes/"+str(n, "uuid"), minorVersion(tc.min), nil).json(t)
+		got, ok := at[tc.field]
+		if !ok {
+			t.Errorf("%s not shown at 1.%d", tc.field, tc.min)
+		} else if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("%s at 1.%d (-want +got):\n%s", tc.field, tc.min, d)
+		}
+		e.must(406, "GET", "/v1/nodes/"+str(n, "uuid")+"?fields="+tc.field, minorVersion(tc.min-1), nil)
+		e.must(200, "GET", "/v1/nodes/"+str(n, "uuid")+"?fields="+tc.field, minorVersion(tc.min), nil)
+	}
+}
+
+// metal3 creates every node with disable_power_off, false or not: 406
+// below 1.95 (Ironic's reject_fields_in_newer_versions), stored from it.
+func TestNodeDisablePowerOff(t *testing.T) {
+	e := newEnv(t)
+	body := func(v any) map[string]any {
+		return map[string]any{"driver": "fake-hardware", "disable_power_off": v}
+	}
+	e.must(406, "POST", "/v1/nodes", "1.94", body(false))
+	e.must(201, "POST", "/v1/nodes", "1.94", body(nil))
+	e.must(400, "POST", "/v1/nodes", "1.95", body("maybe"))
+	n := e.must(201, "POST", "/v1/nodes", "1.95", body("true")).json(t)
+	if n["disable_power_off"] != true {
+		t.Fatalf("disable_power_off %v", n["disable_power_off"])
+	}
+	path := "/v1/nodes/" + str(n, "uuid")
+	patch := []map[string]any{{"op": "replace", "path": "/disable_power_off", "value": false}}
+	e.must(406, "PATCH", path, "1.94", patch)
+	if got := e.must(200, "PATCH", path, "1.95", patch).json(t); got["disable_power_off"] != false {
+		t.Errorf("after PATCH: %v", got["disable_power_off"])
+	}
+	st, err := e.store.GetNode(t.Context(), str(n, "uuid"))
+	if err != nil || st.DisablePowerOff {
+		t.Errorf("stored %v, %v", st, err)
+	}
+}
+
+// 1.83: a child names its parent (by name or UUID, kept as the UUID);
+// lists leave children out unless asked; /children lists them.
+func TestNodeParentAndChildren(t *testing.T) {
+	e := newEnv(t)
+	parent := e.createNode(map[string]any{"name": "parent"})
+	pu := str(parent, "uuid")
+	child := map[string]any{"driver": "fake-hardware", "name": "child", "parent_node": "parent"}
+	e.must(406, "POST", "/v1/nodes", "1.82", child)
+	c := e.must(201, "POST", "/v1/nodes", "1.83", child).json(t)
+	if c["parent_node"] != pu {
+		t.Fatalf("parent_node %v, want %s", c["parent_node"], pu)
+	}
+	bad := map[string]any{"driver": "fake-hardware", "parent_node": "no-such-node"}
+	r := e.must(400, "POST", "/v1/nodes", "1.83", bad)
+	if got := str(r.fault(t), "faultstring"); got != "Unable to apply the requested parent_node 'no-such-node'. Requested value was invalid." {
+		t.Errorf("unknown parent: %q", got)
+	}
+	names := func(path, version string) []string {
+		var out []string
+		for _, it := range e.must(200, "GET", path, version, nil).json(t)["nodes"].([]any) {
+			out = append(out, str(it.(map[string]any), "name"))
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tc := range []struct {
+		path, version string
+		want          []string
+	}{
+		{"/v1/nodes", "1.82", []string{"parent"}},
+		{"/v1/nodes", "1.83", []string{"parent"}},
+		{"/v1/nodes?include_children=true", "1.83", []string{"child", "parent"}},
+		{"/v1/nodes?include_children=false", "1.83", []string{"parent"}},
+		{"/v1/nodes?parent_node=" + pu, "1.83", []string{"child"}},
+		{"/v1/nodes/detail?parent_node=" + pu, "1.83", []string{"child"}},
+	} {
+		if got := names(tc.path, tc.version); !slices.Equal(got, tc.want) {
+			t.Errorf("GET %s at %s: %v, want %v", tc.path, tc.version, got, tc.want)
+		}
+	}
+	e.must(406, "GET", "/v1/nodes?parent_node="+pu, "1.82", nil)
+	e.must(406, "GET", "/v1/nodes?include_children=true", "1.82", nil)
+	e.must(400, "GET", "/v1/nodes?include_children=perhaps", "1.83", nil)
+
+	e.must(404, "GET", "/v1/nodes/parent/children", "1.82", nil)
+	kids := e.must(200, "GET", "/v1/nodes/parent/children", "1.83", nil).json(t)
+	if d := cmp.Diff([]any{str(c, "uuid")}, kids["children"]); d != "" {
+		t.Errorf("children (-want +got):\n%s", d)
+	}
+	e.must(404, "GET", "/v1/nodes/nobody/children", "1.83", nil)
+
+	// PATCH: 406 below 1.83, the parent by name kept as its UUID, and
+	// removing it makes the node a list member again.
+	other := e.createNode(map[string]any{"name": "other"})
+	path := "/v1/nodes/" + str(other, "uuid")
+	set := []map[string]any{{"op": "add", "path": "/parent_node", "value": "parent"}}
+	e.must(406, "PATCH", path, "1.82", set)
+	if got := e.must(200, "PATCH", path, "1.83", set).json(t); got["parent_node"] != pu {
+		t.Errorf("patched parent_node %v", got["parent_node"])
+	}
+	e.must(400, "PATCH", path, "1.83", []map[string]any{{"op": "replace", "path": "/parent_node", "value": "no-such-node"}})
+	e.must(200, "PATCH", path, "1.83", []map[string]any{{"op": "remove", "path": "/parent_node"}})
+	if got := names("/v1/nodes", "1.83"); !slices.Equal(got, []string{"other", "parent"}) {
+		t.Errorf("after removing the parent: %v", got)
+	}
+}
+
+// 1.104: instance_name is written and filtered from its version; Nova's
+// instance_info.display_name fills it when it is unset.
+func TestNodeInstanceName(t *testing.T) {
+	e := newEnv(t)
+	e.must(406, "POST", "/v1/nodes", "1.103", map[string]any{"driver": "fake-hardware", "instance_name": "web"})
+	e.must(400, "POST", "/v1/nodes", "1.104", map[string]any{"driver": "fake-hardware", "instance_name": ""})
+	n := e.must(201, "POST", "/v1/nodes", "1.104", map[string]any{"driver": "fake-hardware", "instance_name": "web"}).json(t)
+	if n["instance_name"] != "web" {
+		t.Fatalf("instance_name %v", n["instance_name"])
+	}
+	r := e.must(406, "GET", "/v1/nodes?instance_name=web", "1.103", nil)
+	if got := str(r.fault(t), "faultstring"); got != "instance_name is not acceptable in this API version" {
+		t.Errorf("filter below 1.104: %q", got)
+	}
+	if got := e.must(200, "GET", "/v1/nodes?instance_name=web", "1.104", nil).json(t)["nodes"].([]any); len(got) != 1 {
+		t.Errorf("filter: %v", got)
+	}
+	if got := e.must(200, "GET", "/v1/nodes?instance_name=db", "1.104", nil).json(t)["nodes"].([]any); len(got) != 0 {
+		t.Errorf("filter on another name: %v", got)
+	}
+	nova := e.createNode(map[string]any{})
+	got := e.must(200, "PATCH", "/v1/nodes/"+str(nova, "uuid"), "1.104",
+		[]map[string]any{{"op": "add", "path": "/instance_info/display_name", "value": "vm-1"}}).json(t)
+	if got["instance_name"] != "vm-1" {
+		t.Errorf("instance_name from display_name: %v", got["instance_name"])
+	}
+}
+
+// 1.86: firmware_interface is a node interface from its version, and a
+// driver's detail shows its firmware interfaces from then.
+func TestNodeFirmwareInterface(t *testing.T) {
+	e := newEnv(t)
+	body := map[string]any{"driver": "fake-hardware", "firmware_interface": "no-firmware"}
+	e.must(406, "POST", "/v1/nodes", "1.85", body)
+	n := e.must(201, "POST", "/v1/nodes", "1.86", body).json(t)
+	if n["firmware_interface"] != "no-firmware" {
+		t.Fatalf("firmware_interface %v", n["firmware_interface"])
+	}
+	e.must(400, "POST", "/v1/nodes", "1.86", map[string]any{"driver": "ipmi", "firmware_interface": "redfish"})
+	rf := e.must(201, "POST", "/v1/nodes", "1.86", map[string]any{"driver": "redfish"}).json(t)
+	if rf["firmware_interface"] != "redfish" {
+		t.Errorf("redfish's default firmware interface %v, want redfish", rf["firmware_interface"])
+	}
+	path := "/v1/nodes/" + str(n, "uuid")
+	patch := []map[string]any{{"op": "replace", "path": "/firmware_interface", "value": "fake"}}
+	e.must(406, "PATCH", path, "1.85", patch)
+	if got := e.must(200, "PATCH", path, "1.86", patch).json(t); got["firmware_interface"] != "fake" {
+		t.Errorf("patched firmware_interface %v", got["firmware_interface"])
+	}
+}
+
+// GET /v1/nodes/{node}/firmware (1.86): the cached components; the
+// identity fields from 1.114, refused by ?fields= below it.
+func TestNodeFirmwareComponents(t *testing.T) {
+	e := newEnv(t)
+	n := e.createNode(map[string]any{"name": "fw"})
+	e.must(404, "GET", "/v1/nodes/fw/firmware", "1.85", nil)
+	if got := e.must(200, "GET", "/v1/nodes/fw/firmware", "1.86", nil).json(t); len(got["firmware"].([]any)) != 0 {
+		t.Errorf("fake firmware components: %v", got)
+	}
+	e.updateNode(str(n, "uuid"), func(n *baremetal.Node) {
+		n.Firmware = []baremetal.FirmwareComponent{{Component: "bios", InitialVersion: "1.0", CurrentVersion: "1.2",
+			Vendor: "Acme", CreatedAt: n.CreatedAt}}
+	})
+	c := e.must(200, "GET", "/v1/nodes/fw/firmware", "1.86", nil).json(t)["firmware"].([]any)[0].(map[string]any)
+	for _, k := range []string{"created_at", "updated_at", "component", "initial_version", "current_version", "last_version_flashed"} {
+		if _, ok := c[k]; !ok {
+			t.Errorf("1.86 component lacks %s: %v", k, c)
+		}
+	}
+	if c["component"] != "bios" || c["current_version"] != "1.2" || c["last_version_flashed"] != nil {
+		t.Errorf("component %v", c)
+	}
+	if _, ok := c["vendor"]; ok {
+		t.Errorf("vendor shown below 1.114: %v", c)
+	}
+	c = e.must(200, "GET", "/v1/nodes/fw/firmware", "1.114", nil).json(t)["firmware"].([]any)[0].(map[string]any)
+	if c["vendor"] != "Acme" || c["model"] != nil || c["serial_number"] != nil {
+		t.Errorf("1.114 component %v", c)
+	}
+	only := e.must(200, "GET", "/v1/nodes/fw/firmware?fields=component", "1.86", nil).json(t)["firmware"].([]any)[0].(map[string]any)
+	if len(only) != 3 || only["component"] != "bios" {
+		t.Errorf("fields=component: %v", only)
+	}
+	r := e.must(400, "GET", "/v1/nodes/fw/firmware?fields=vendor,model", "1.113", nil)
+	if got := str(r.fault(t), "faultstring"); got != "Fields model, vendor are not allowed in this API version. They require at least API version 1.114." {
+		t.Errorf("identity fields below 1.114: %q", got)
+	}
+	e.must(400, "GET", "/v1/nodes/fw/firmware?fields=bogus", "1.114", nil)
+	e.must(400, "GET", "/v1/nodes/fw/firmware?other=1", "1.114", nil)
+	e.must(404, "GET", "/v1/nodes/nobody/firmware", "1.86", nil)
+	_ = http.StatusOK
+}

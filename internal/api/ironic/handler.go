@@ -187,7 +187,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rq.id = "req-" + uuid.NewString()
 	rq.base = s.baseURL(r)
 	h := w.Header()
+	// Ironic master's request id middleware sends the id under both
+	// names, at every version (1.107 documents x-openstack-request-id).
 	h[hdrRequestID] = []string{rq.id}
+	h[hdrCompatID] = h[hdrRequestID]
 	h[hdrMinVersion] = []string{minVersionString}
 	h[hdrMaxVersion] = []string{maxVersionString}
 

@@ -111,7 +111,7 @@ func (s *server) withNodeLock(rq *request, ident string, fn func(ctx context.Con
 // nodeInvalidSortKeys are the fields Ironic refuses to sort nodes by.
 var nodeInvalidSortKeys = []string{
 	"properties", "driver_info", "extra", "instance_info", "driver_internal_info",
-	"clean_step", "deploy_step", "raid_config", "target_raid_config", "traits", "network_data",
+	"clean_step", "deploy_step", "raid_config", "target_raid_config", "traits", "network_data", "service_step",
 }
 
 // ironicProvisionStates are every state Ironic's machine knows, for the

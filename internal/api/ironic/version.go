@@ -102,6 +102,7 @@ const (
 	hdrMaxVersion     = "X-Openstack-Ironic-Api-Maximum-Version"
 	hdrOpenStackAPI   = "Openstack-Api-Version"
 	hdrRequestID      = "X-Openstack-Request-Id"
+	hdrCompatID       = "Openstack-Request-Id" // Ironic's older name, still sent (1.107)
 	hdrContentType    = "Content-Type"
 	hdrContentLength  = "Content-Length"
 	hdrVary           = "Vary"

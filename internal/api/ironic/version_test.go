@@ -90,6 +90,9 @@ func TestVersionNegotiation(t *testing.T) {
 			if !strings.HasPrefix(r.header.Get("X-Openstack-Request-Id"), "req-") {
 				t.Errorf("request id header %q", r.header.Get("X-Openstack-Request-Id"))
 			}
+			if r.header.Get("Openstack-Request-Id") != r.header.Get("X-Openstack-Request-Id") {
+				t.Errorf("openstack-request-id %q, want the x- header's", r.header.Get("Openstack-Request-Id"))
+			}
 			if tc.version != "" {
 				if got := r.header.Get("X-OpenStack-Ironic-API-Version"); got != tc.version {
 					t.Errorf("version header %q, want %q", got, tc.version)

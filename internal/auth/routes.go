@@ -100,6 +100,9 @@ var ironicRoutes = map[string]Route{
 	// list (NodeChildrenController).
 	"GET /v1/nodes/{node}/children":          {RuleNodeGet, TargetNode},
 	"GET /v1/nodes/{node}/firmware":          {"baremetal:node:firmware:get", TargetNode},
+	"GET /v1/nodes/{node}/vmedia":            {"baremetal:node:vmedia:get", TargetNode},
+	"POST /v1/nodes/{node}/vmedia":           {"baremetal:node:vmedia:attach", TargetNode},
+	"DELETE /v1/nodes/{node}/vmedia":         {"baremetal:node:vmedia:detach", TargetNode},
 	"GET /v1/nodes/{node}/states/console":    {"baremetal:node:get_console", TargetNode},
 	"PUT /v1/nodes/{node}/states/console":    {"baremetal:node:set_console_state", TargetNode},
 	"GET /v1/nodes/states/console/{node}":    {"baremetal:node:get_console", TargetNode},

@@ -280,3 +280,23 @@ func TestNodeVmedia(t *testing.T) {
 		t.Errorf("conductor calls:\n%s", calls)
 	}
 }
+
+// unhold (1.85) and service (1.87) are refused below their versions
+// (406); from them, ferro does not run them (400), and service_steps
+// belong to service only.
+func TestProvisionVerbs_UnholdAndService(t *testing.T) {
+	e := newEnv(t)
+	n := e.createNode(map[string]any{})
+	path := "/v1/nodes/" + str(n, "uuid") + "/states/provision"
+	for _, tc := range []struct {
+		verb string
+		min  int
+	}{{"unhold", v85UnholdVerb}, {"service", v87Service}} {
+		e.must(406, "PUT", path, minorVersion(tc.min-1), map[string]any{"target": tc.verb})
+		e.must(400, "PUT", path, minorVersion(tc.min), map[string]any{"target": tc.verb})
+	}
+	r := e.must(400, "PUT", path, "1.87", map[string]any{"target": "manage", "service_steps": []any{map[string]any{"interface": "bios", "step": "apply_configuration"}}})
+	if got := str(r.fault(t), "faultstring"); got != "\"service_steps\" is only valid when setting target provision state to service" {
+		t.Errorf("service_steps with manage: %q", got)
+	}
+}

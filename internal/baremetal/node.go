@@ -266,7 +266,15 @@ type HistoryEvent struct {
 	EventType string    `json:"event_type"`
 	Severity  string    `json:"severity"`
 	User      string    `json:"user,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
+	// Project (API 1.113) is the project of the request behind the event;
+	// State, TargetProvisionState and DurationSeconds (1.115) are the
+	// node's provision states when it was recorded and the seconds since
+	// its provision state last changed (nil when it never did).
+	Project              string    `json:"project,omitempty"`
+	State                string    `json:"state,omitempty"`
+	TargetProvisionState string    `json:"target_provision_state,omitempty"`
+	DurationSeconds      *int64    `json:"duration_seconds,omitempty"`
+	CreatedAt            time.Time `json:"created_at"`
 }
 
 // Inventory is the hardware report stored for a node after inspection (API 1.81).

@@ -1,6 +1,7 @@
 package ironic
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -298,5 +299,36 @@ func TestProvisionVerbs_UnholdAndService(t *testing.T) {
 	r := e.must(400, "PUT", path, "1.87", map[string]any{"target": "manage", "service_steps": []any{map[string]any{"interface": "bios", "step": "apply_configuration"}}})
 	if got := str(r.fault(t), "faultstring"); got != "\"service_steps\" is only valid when setting target provision state to service" {
 		t.Errorf("service_steps with manage: %q", got)
+	}
+}
+
+// A detailed history event shows project from 1.113 and state,
+// target_provision_state and duration_seconds from 1.115.
+func TestNodeHistory_NewerFields(t *testing.T) {
+	e := newEnv(t)
+	n := e.createNode(map[string]any{"name": "h"})
+	d := int64(42)
+	ev := &baremetal.HistoryEvent{UUID: "4a8b7c6d-1e2f-4a3b-9c8d-7e6f5a4b3c2d", NodeUUID: str(n, "uuid"), Event: "cleaned",
+		Severity: "INFO", EventType: "provisioning", State: "available", DurationSeconds: &d}
+	if err := e.store.AddHistory(t.Context(), ev); err != nil {
+		t.Fatal(err)
+	}
+	show := func(version string) map[string]any {
+		return e.must(200, "GET", "/v1/nodes/h/history/"+ev.UUID, version, nil).json(t)
+	}
+	has := func(m map[string]any, k string) bool { _, ok := m[k]; return ok }
+	if got := show("1.112"); has(got, "project") || has(got, "state") {
+		t.Errorf("1.112: %v", got)
+	}
+	if got := show("1.113"); !has(got, "project") || got["project"] != nil || has(got, "state") {
+		t.Errorf("1.113: %v", got)
+	}
+	got := show("1.115")
+	if got["state"] != "available" || got["target_provision_state"] != nil || got["duration_seconds"] != json.Number("42") {
+		t.Errorf("1.115: %v", got)
+	}
+	list := e.must(200, "GET", "/v1/nodes/h/history", "1.115", nil).json(t)["history"].([]any)[0].(map[string]any)
+	if has(list, "state") {
+		t.Errorf("a list without detail shows state: %v", list)
 	}
 }

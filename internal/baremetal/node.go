@@ -259,13 +259,13 @@ const (
 
 // HistoryEvent is one entry of a node's history (API 1.78).
 type HistoryEvent struct {
-	UUID      string    `json:"uuid"`
-	NodeUUID  string    `json:"node_uuid"`
-	Conductor string    `json:"conductor"`
-	Event     string    `json:"event"`
-	EventType string    `json:"event_type"`
-	Severity  string    `json:"severity"`
-	User      string    `json:"user,omitempty"`
+	UUID      string `json:"uuid"`
+	NodeUUID  string `json:"node_uuid"`
+	Conductor string `json:"conductor"`
+	Event     string `json:"event"`
+	EventType string `json:"event_type"`
+	Severity  string `json:"severity"`
+	User      string `json:"user,omitempty"`
 	// Project (API 1.113) is the project of the request behind the event;
 	// State, TargetProvisionState and DurationSeconds (1.115) are the
 	// node's provision states when it was recorded and the seconds since

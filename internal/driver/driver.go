@@ -114,6 +114,14 @@ type VirtualMediaDevice struct {
 	Image      string
 }
 
+// FirmwareReader is a firmware interface that reads the node's firmware
+// components from the hardware (Ironic's cache_firmware_components): the
+// conductor merges them into the node's cached list after inspection.
+// Only Component, CurrentVersion, Vendor, Model and SerialNumber are read.
+type FirmwareReader interface {
+	FirmwareComponents(ctx context.Context, t *Task) ([]baremetal.FirmwareComponent, error)
+}
+
 // VendorDetector is a management interface that can name the hardware's
 // vendor, as Ironic's detect_vendor: when a node is managed the conductor
 // stores it in properties.vendor, unless one is set.

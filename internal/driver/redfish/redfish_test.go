@@ -343,3 +343,18 @@ func TestManagement_VirtualMedia(t *testing.T) {
 		t.Errorf("after detach: %+v", devs)
 	}
 }
+
+// The redfish firmware interface reads the bios component from the
+// System's BiosVersion (the mock's Manager names no FirmwareVersion).
+func TestFirmware_ComponentsFromTheBMC(t *testing.T) {
+	b := redfishtest.New(t)
+	e := newEnv(t)
+	task := e.task(b.DriverInfo())
+	got, err := rf.NewFirmware(e.opts).FirmwareComponents(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Component != "bios" || got[0].CurrentVersion == "" {
+		t.Errorf("components %+v", got)
+	}
+}

@@ -195,6 +195,7 @@ func registerRedfish(reg *driver.Registry, cfg *config.Config, db store.Store, i
 	o := rfdriver.Options{Client: client, AuthType: rc.AuthType, DefaultBootMode: cfg.Deploy.DefaultBootMode, Log: log}
 	reg.RegisterPower("redfish", rfdriver.NewPower(o))
 	reg.RegisterManagement("redfish", rfdriver.NewManagement(o))
+	reg.RegisterOther("firmware", "redfish", rfdriver.NewFirmware(o))
 	io := rfdriver.InspectOptions{Options: o, Ports: db}
 	if cfg.Inventory.DataBackend != "none" {
 		io.Inventory = db

@@ -184,6 +184,10 @@ var rules = map[string]rule{
 	"baremetal:node:bios:get":                 systemOrProjectReader,
 	"baremetal:node:history:get":              systemOrOwnerReader,
 	"baremetal:node:inventory:get":            systemOrOwnerReader,
+	"baremetal:node:firmware:get":             systemOrProjectReader,
+	"baremetal:node:vmedia:get":               systemOrProjectReader,
+	"baremetal:node:vmedia:attach":            systemOrProjectMember,
+	"baremetal:node:vmedia:detach":            systemOrProjectMember,
 	"baremetal:shards:get":                    systemReader,
 
 	RulePortGet:                  systemOrProjectReader,

@@ -87,8 +87,9 @@ func TestIronicRoute_EveryRuleExists(t *testing.T) {
 		pattern string
 		want    Route
 	}{
-		{"GET /v1/nodes/{node}/firmware", Route{RuleNodeGet, TargetNode}},
-		{"POST /v1/nodes/{node}/vmedia", Route{"baremetal:node:update", TargetNode}},
+		{"GET /v1/nodes/{node}/not_yet_named", Route{RuleNodeGet, TargetNode}},
+		{"GET /v1/nodes/{node}/firmware", Route{"baremetal:node:firmware:get", TargetNode}},
+		{"POST /v1/nodes/{node}/not_yet_named", Route{"baremetal:node:update", TargetNode}},
 		{"GET /v1/deploy_templates", Route{"baremetal:deploy_template:get", TargetNone}},
 		{"GET /v1/runbooks", Route{ruleGenericRead, TargetNone}},
 		{"POST /v1/runbooks", Route{ruleGenericWrite, TargetNone}},

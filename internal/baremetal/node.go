@@ -46,6 +46,14 @@ type Node struct {
 	AllocationUUID string `json:"allocation_uuid,omitempty"`
 	ChassisUUID    string `json:"chassis_uuid,omitempty"`
 	Shard          string `json:"shard,omitempty"`
+	// ParentNode (API 1.83) is the UUID of the node this one is a child
+	// of; lists hide child nodes unless asked for them.
+	ParentNode string `json:"parent_node,omitempty"`
+	// InstanceName (API 1.104) is the deployed instance's human name.
+	InstanceName string `json:"instance_name,omitempty"`
+	// Health (API 1.109) is the BMC's word on the machine's health
+	// ("OK", "Warning", "Critical"), "" when unknown.
+	Health string `json:"health,omitempty"`
 
 	DriverInfo         JSON `json:"driver_info"`
 	DriverInternalInfo JSON `json:"driver_internal_info"`
@@ -57,6 +65,7 @@ type Node struct {
 	RAIDConfig         JSON `json:"raid_config"`
 	CleanStep          JSON `json:"clean_step"`
 	DeployStep         JSON `json:"deploy_step"`
+	ServiceStep        JSON `json:"service_step"`
 
 	// Interfaces maps an interface kind ("boot", "power", …) to the
 	// implementation name. Every kind in InterfaceKinds is present once the
@@ -86,6 +95,9 @@ type Node struct {
 	// powering it off and on, and leave it on where they would power it
 	// off at the end.
 	DisablePowerOff bool `json:"disable_power_off,omitempty"`
+	// Firmware are the firmware components the firmware interface last
+	// cached (GET /v1/nodes/{node}/firmware, API 1.86).
+	Firmware []FirmwareComponent `json:"firmware,omitempty"`
 
 	// Reservation is the hostname of the conductor holding the node's
 	// exclusive lock, or "". It is its own column in the store.
@@ -98,6 +110,20 @@ type Node struct {
 	ProvisionUpdatedAt   *time.Time `json:"provision_updated_at,omitempty"`
 	CreatedAt            time.Time  `json:"created_at"`
 	UpdatedAt            *time.Time `json:"updated_at,omitempty"`
+}
+
+// FirmwareComponent is one firmware component of a node, as Ironic's
+// firmware_information table holds it.
+type FirmwareComponent struct {
+	Component          string     `json:"component"`
+	InitialVersion     string     `json:"initial_version,omitempty"`
+	CurrentVersion     string     `json:"current_version,omitempty"`
+	LastVersionFlashed string     `json:"last_version_flashed,omitempty"`
+	Vendor             string     `json:"vendor,omitempty"`
+	Model              string     `json:"model,omitempty"`
+	SerialNumber       string     `json:"serial_number,omitempty"`
+	CreatedAt          time.Time  `json:"created_at"`
+	UpdatedAt          *time.Time `json:"updated_at,omitempty"`
 }
 
 // Interface returns the node's implementation name for an interface kind.
@@ -241,14 +267,22 @@ const (
 
 // HistoryEvent is one entry of a node's history (API 1.78).
 type HistoryEvent struct {
-	UUID      string    `json:"uuid"`
-	NodeUUID  string    `json:"node_uuid"`
-	Conductor string    `json:"conductor"`
-	Event     string    `json:"event"`
-	EventType string    `json:"event_type"`
-	Severity  string    `json:"severity"`
-	User      string    `json:"user,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
+	UUID      string `json:"uuid"`
+	NodeUUID  string `json:"node_uuid"`
+	Conductor string `json:"conductor"`
+	Event     string `json:"event"`
+	EventType string `json:"event_type"`
+	Severity  string `json:"severity"`
+	User      string `json:"user,omitempty"`
+	// Project (API 1.113) is the project of the request behind the event;
+	// State, TargetProvisionState and DurationSeconds (1.115) are the
+	// node's provision states when it was recorded and the seconds since
+	// its provision state last changed (nil when it never did).
+	Project              string    `json:"project,omitempty"`
+	State                string    `json:"state,omitempty"`
+	TargetProvisionState string    `json:"target_provision_state,omitempty"`
+	DurationSeconds      *int64    `json:"duration_seconds,omitempty"`
+	CreatedAt            time.Time `json:"created_at"`
 }
 
 // Inventory is the hardware report stored for a node after inspection (API 1.81).

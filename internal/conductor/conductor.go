@@ -339,10 +339,18 @@ func (c *Conductor) fire(n *baremetal.Node, event string) error {
 
 // history appends an event to the node's history; failures are only logged.
 func (c *Conductor) history(ctx context.Context, n *baremetal.Node, eventType, event, severity string) {
-	err := c.store.AddHistory(context.WithoutCancel(ctx), &baremetal.HistoryEvent{
+	now := c.now().UTC()
+	e := &baremetal.HistoryEvent{
 		UUID: uuid.NewString(), NodeUUID: n.UUID, Conductor: c.host, Event: event, EventType: eventType, Severity: severity,
-		CreatedAt: c.now().UTC(),
-	})
+		State: n.ProvisionState, TargetProvisionState: n.TargetProvisionState, CreatedAt: now,
+	}
+	// Ironic's node_history_record: how long the node has been in its
+	// provision state.
+	if n.ProvisionUpdatedAt != nil {
+		d := int64(now.Sub(*n.ProvisionUpdatedAt) / time.Second)
+		e.DurationSeconds = &d
+	}
+	err := c.store.AddHistory(context.WithoutCancel(ctx), e)
 	if err != nil {
 		c.log.Warn("cannot record node history", "node", n.UUID, "error", err)
 	}

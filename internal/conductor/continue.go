@@ -185,6 +185,7 @@ func (c *Conductor) processReport(ctx context.Context, t *driver.Task, cont driv
 	// Under the node's lock: the next inspection cannot store its
 	// inventory before this one was compared.
 	c.recordHardwareChanges(ctx, t.Node)
+	c.cacheFirmware(ctx, t)
 	if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
 		t.Log.Error("cannot finish inspection", "error", err)
 	}

@@ -16,6 +16,8 @@ var (
 	ErrNoFreeWorker = errors.New("no free conductor worker")
 	// ErrShuttingDown: the conductor stopped taking work (503).
 	ErrShuttingDown = errors.New("conductor is shutting down")
+	// ErrTemporaryFailure: the node cannot act now (503 TemporaryFailure).
+	ErrTemporaryFailure = errors.New("temporary failure")
 )
 
 // ValidationResult is one interface's line in GET /v1/nodes/{node}/validate.

@@ -199,6 +199,7 @@ func (c *Conductor) startFake(ctx context.Context, t *driver.Task, verb string) 
 		if verb == VerbDeleted {
 			t.Node.InstanceInfo = baremetal.JSON{}
 			t.Node.InstanceUUID = ""
+			t.Node.InstanceName = ""
 			if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
 				t.Log.Error("cannot finish tear down", "error", err)
 				return
@@ -276,6 +277,7 @@ func (c *Conductor) runInspect(ctx context.Context, t *driver.Task) {
 		// Under the node's lock: the next inspection cannot store its
 		// inventory before this one was compared.
 		c.recordHardwareChanges(ctx, t.Node)
+		c.cacheFirmware(ctx, t)
 		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
 			t.Log.Error("cannot finish inspection", "error", err)
 		}

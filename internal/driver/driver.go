@@ -112,6 +112,42 @@ type Management interface {
 	SupportedBootDevices(ctx context.Context, t *Task) ([]string, error)
 }
 
+// VirtualMediaManager is a management interface that attaches images to
+// the node's virtual media devices (Ironic's get_, attach_ and
+// detach_virtual_media; API 1.89 and 1.93). Device types are Ironic's
+// VMEDIA_DEVICES: VMediaCDROM, VMediaDisk, VMediaFloppy.
+type VirtualMediaManager interface {
+	VirtualMedia(ctx context.Context, t *Task) ([]VirtualMediaDevice, error)
+	AttachVirtualMedia(ctx context.Context, t *Task, deviceType, imageURL string) error
+	// DetachVirtualMedia ejects the devices of these types, all when nil.
+	DetachVirtualMedia(ctx context.Context, t *Task, deviceTypes []string) error
+}
+
+// Virtual media device types (Ironic's boot_devices.VMEDIA_DEVICES).
+const (
+	VMediaDisk   = "disk"
+	VMediaCDROM  = "cdrom"
+	VMediaFloppy = "floppy"
+)
+
+// VMediaDevices are the device types in Ironic's order.
+var VMediaDevices = []string{VMediaDisk, VMediaCDROM, VMediaFloppy}
+
+// VirtualMediaDevice is one device as GET /v1/nodes/{node}/vmedia shows it.
+type VirtualMediaDevice struct {
+	MediaTypes []string
+	Inserted   bool
+	Image      string
+}
+
+// FirmwareReader is a firmware interface that reads the node's firmware
+// components from the hardware (Ironic's cache_firmware_components): the
+// conductor merges them into the node's cached list after inspection.
+// Only Component, CurrentVersion, Vendor, Model and SerialNumber are read.
+type FirmwareReader interface {
+	FirmwareComponents(ctx context.Context, t *Task) ([]baremetal.FirmwareComponent, error)
+}
+
 // VendorDetector is a management interface that can name the hardware's
 // vendor, as Ironic's detect_vendor: when a node is managed the conductor
 // stores it in properties.vendor, unless one is set.

@@ -207,6 +207,10 @@ type NodeFilter struct {
 	Reserved       *bool
 	Retired        *bool
 	Shard          []string
+	// ParentNode selects the children of a node (Ironic's parent_node
+	// filter); "" selects the nodes that are no one's child, as the API's
+	// lists do unless asked for children.
+	ParentNode *string
 	// ReservedBy selects nodes whose reservation is this holder.
 	ReservedBy string
 	// Search selects nodes whose name or UUID contains it, ignoring case

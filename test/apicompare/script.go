@@ -320,7 +320,8 @@ func (s *script) versionSweep() {
 	}
 	for _, sub := range []string{"ports", "ports/detail", "portgroups", "portgroups/detail", "volume",
 		"volume/connectors", "volume/targets/detail", "states", "validate", "traits", "bios", "bios/foo", "vifs",
-		"history", "inventory", "management/boot_device", "management/boot_device/supported", "states/console"} {
+		"history", "inventory", "management/boot_device", "management/boot_device/supported", "states/console",
+		"children", "firmware", "firmware?fields=component,vendor", "firmware?detail=true"} {
 		paths = append(paths, "/v1/nodes/"+n1+"/"+sub)
 	}
 	paths = append(paths, "/v1/nodes/"+n7+"/allocation", "/v1/nodes/node-8/allocation", "/v1/nodes/"+n8,
@@ -358,6 +359,9 @@ func (s *script) nodeFilters() {
 		{"project", []string{"proj-a", "proj-b", "proj-c"}, []string{"1.64", "1.65", "latest"}},
 		{"shard", []string{"s1", "s1,s2", "S1", "", ",", "nope"}, []string{"1.81", "1.82", "latest"}},
 		{"sharded", []string{"true", "false", "bogus", "1", ""}, []string{"1.81", "1.82", "latest"}},
+		{"parent_node", []string{n1, "node-1", "nope", ""}, []string{"1.82", "1.83", "latest"}},
+		{"include_children", []string{"true", "false", "bogus", ""}, []string{"1.82", "1.83", "latest"}},
+		{"instance_name", []string{"web", "nope", ""}, []string{"1.103", "1.104", "latest"}},
 		{"instance_uuid", []string{instanceID(1), "bogus", scratchID(99), ""}, []string{"", "latest"}},
 		{"chassis_uuid", []string{chassisID(1), chassisID(2), "bogus", scratchID(99)}, []string{"", "latest"}},
 		{"associated", []string{"true", "false", "True", "bogus", ""}, []string{"", "latest"}},
@@ -457,7 +461,8 @@ var sortKeys = []string{
 	"instance_uuid", "traits", "candidate_nodes", "steps", "conductor_group", "conductor", "hostname", "alive",
 	"drivers", "clean_step", "deploy_step", "raid_config", "target_raid_config", "network_data", "fault",
 	"shard", "retired", "protected", "boot_mode", "secure_boot", "bios_interface", "automated_clean",
-	"inspection_started_at", "chassis_uuid", "allocation_uuid", "firmware_interface", "parent_node", "bogus", "",
+	"inspection_started_at", "chassis_uuid", "allocation_uuid", "firmware_interface", "parent_node",
+	"service_step", "disable_power_off", "instance_name", "health", "bogus", "",
 }
 
 var listPaths = []string{"/v1/nodes", "/v1/ports", "/v1/portgroups", "/v1/chassis", "/v1/allocations",
@@ -497,7 +502,8 @@ var (
 		"provision_state", "provision_updated_at", "raid_config", "raid_interface", "rescue_interface", "reservation",
 		"resource_class", "retired", "retired_reason", "secure_boot", "shard", "storage_interface", "target_power_state",
 		"target_provision_state", "target_raid_config", "traits", "vendor_interface", "allocation_uuid", "chassis_uuid",
-		"conductor", "links", "ports", "portgroups", "states", "volume", "firmware_interface", "parent_node", "bogus", "id"}
+		"conductor", "links", "ports", "portgroups", "states", "volume", "firmware_interface", "parent_node",
+		"service_step", "disable_power_off", "instance_name", "health", "bogus", "id"}
 	portFieldNames = []string{"uuid", "created_at", "updated_at", "address", "extra", "internal_info", "is_smartnic",
 		"local_link_connection", "physical_network", "pxe_enabled", "node_uuid", "portgroup_uuid", "links", "name", "bogus"}
 	portgroupFieldNames = []string{"uuid", "created_at", "updated_at", "address", "extra", "internal_info", "mode", "name",
@@ -517,7 +523,7 @@ func (s *script) fieldsParam() {
 		versions   []string
 	}
 	resources := []res{
-		{"/v1/nodes", "/v1/nodes/" + n1, nodeFieldNames, []string{"1.7", "1.8", "1.20", "1.37", "1.42", "1.48", "1.51", "1.60", "1.65", "1.74", "1.81", "latest"}},
+		{"/v1/nodes", "/v1/nodes/" + n1, nodeFieldNames, []string{"1.7", "1.8", "1.20", "1.37", "1.42", "1.48", "1.51", "1.60", "1.65", "1.74", "1.81", "1.83", "1.86", "1.87", "1.95", "1.104", "1.109", "latest"}},
 		{"/v1/ports", "/v1/ports/" + portID(1), portFieldNames, []string{"1.7", "1.8", "1.17", "1.18", "1.23", "1.24", "1.33", "1.34", "1.52", "1.53", "latest"}},
 		{"/v1/portgroups", "/v1/portgroups/" + pgID(1), portgroupFieldNames, []string{"1.23", "1.25", "1.26", "latest"}},
 		{"/v1/chassis", "/v1/chassis/" + chassisID(1), chassisFieldNames, []string{"1.7", "1.8", "latest"}},

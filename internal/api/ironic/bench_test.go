@@ -314,17 +314,22 @@ func stdNodeValue(name string) func(n *baremetal.Node, rc *renderCtx) any {
 		return func(n *baremetal.Node, _ *renderCtx) any { return null(n.Interfaces[kind]) }
 	}
 	get := map[string]func(n *baremetal.Node, rc *renderCtx) any{
-		"uuid":            func(n *baremetal.Node, _ *renderCtx) any { return n.UUID },
-		"created_at":      func(n *baremetal.Node, _ *renderCtx) any { return pyTime(n.CreatedAt) },
-		"updated_at":      func(n *baremetal.Node, _ *renderCtx) any { return stamp(n.UpdatedAt) },
-		"automated_clean": func(n *baremetal.Node, _ *renderCtx) any { return n.AutomatedClean },
-		"boot_mode":       func(n *baremetal.Node, _ *renderCtx) any { return null(n.BootMode) },
-		"clean_step":      func(n *baremetal.Node, _ *renderCtx) any { return obj(n.CleanStep) },
-		"conductor_group": func(n *baremetal.Node, _ *renderCtx) any { return n.ConductorGroup },
-		"console_enabled": func(n *baremetal.Node, _ *renderCtx) any { return n.ConsoleEnabled },
-		"deploy_step":     func(n *baremetal.Node, _ *renderCtx) any { return obj(n.DeployStep) },
-		"description":     func(n *baremetal.Node, _ *renderCtx) any { return null(n.Description) },
-		"driver":          func(n *baremetal.Node, _ *renderCtx) any { return n.Driver },
+		"uuid":              func(n *baremetal.Node, _ *renderCtx) any { return n.UUID },
+		"created_at":        func(n *baremetal.Node, _ *renderCtx) any { return pyTime(n.CreatedAt) },
+		"updated_at":        func(n *baremetal.Node, _ *renderCtx) any { return stamp(n.UpdatedAt) },
+		"automated_clean":   func(n *baremetal.Node, _ *renderCtx) any { return n.AutomatedClean },
+		"boot_mode":         func(n *baremetal.Node, _ *renderCtx) any { return null(n.BootMode) },
+		"clean_step":        func(n *baremetal.Node, _ *renderCtx) any { return obj(n.CleanStep) },
+		"conductor_group":   func(n *baremetal.Node, _ *renderCtx) any { return n.ConductorGroup },
+		"console_enabled":   func(n *baremetal.Node, _ *renderCtx) any { return n.ConsoleEnabled },
+		"deploy_step":       func(n *baremetal.Node, _ *renderCtx) any { return obj(n.DeployStep) },
+		"description":       func(n *baremetal.Node, _ *renderCtx) any { return null(n.Description) },
+		"disable_power_off": func(n *baremetal.Node, _ *renderCtx) any { return n.DisablePowerOff },
+		"health":            func(n *baremetal.Node, _ *renderCtx) any { return null(n.Health) },
+		"instance_name":     func(n *baremetal.Node, _ *renderCtx) any { return null(n.InstanceName) },
+		"parent_node":       func(n *baremetal.Node, _ *renderCtx) any { return null(n.ParentNode) },
+		"service_step":      func(n *baremetal.Node, _ *renderCtx) any { return obj(n.ServiceStep) },
+		"driver":            func(n *baremetal.Node, _ *renderCtx) any { return n.Driver },
 		"driver_info": func(n *baremetal.Node, rc *renderCtx) any {
 			return stdMasked(n.DriverInfo, maskDriverInfo, rc.showPassword)
 		},

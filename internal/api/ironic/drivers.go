@@ -9,11 +9,11 @@ import (
 )
 
 // driverInterfaceMin is when each interface kind appears in a driver's
-// detailed view; firmware (1.86) never does.
+// detailed view.
 var driverInterfaceMin = map[string]int{
 	"bios": v40BIOSInterface, "boot": 0, "console": 0, "deploy": 0, "inspect": 0,
 	"management": 0, "network": 0, "power": 0, "raid": 0, "rescue": v38RescueInterface,
-	"storage": v33StorageInterface, "vendor": 0,
+	"storage": v33StorageInterface, "vendor": 0, "firmware": v86FirmwareInterface,
 }
 
 // appendDriver appends a hardware type's view.

@@ -99,7 +99,7 @@ func errorFor(err error) *apiError {
 	case errors.Is(err, conductor.ErrNoFreeWorker):
 		return newError(http.StatusServiceUnavailable,
 			"Requested action cannot be performed due to lack of free conductor workers.")
-	case errors.Is(err, conductor.ErrShuttingDown):
+	case errors.Is(err, conductor.ErrShuttingDown), errors.Is(err, conductor.ErrTemporaryFailure):
 		return newError(http.StatusServiceUnavailable, "Resource temporarily unavailable, please retry.")
 	case errors.Is(err, driver.ErrUnsupported):
 		return badRequest("%s", sentence(trimSentinel(err, driver.ErrUnsupported)))

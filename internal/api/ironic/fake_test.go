@@ -171,6 +171,43 @@ func (f *fakeConductor) GetBootDevice(ctx context.Context, ident string) (string
 	return f.bootDevice[ident], f.persistent[ident], nil
 }
 
+// The fake's virtual media: one CD; a node of fake-hardware has none
+// (Ironic's fake management does not implement it).
+func (f *fakeConductor) GetVirtualMedia(ctx context.Context, ident string) ([]driver.VirtualMediaDevice, error) {
+	if err := f.record("get vmedia %s", ident); err != nil {
+		return nil, err
+	}
+	if err := f.vmediaSupported(ctx, ident); err != nil {
+		return nil, err
+	}
+	return []driver.VirtualMediaDevice{{MediaTypes: []string{"CD", "DVD"}, Inserted: true, Image: "http://img/x.iso"}}, nil
+}
+
+func (f *fakeConductor) AttachVirtualMedia(ctx context.Context, ident, deviceType, imageURL string) error {
+	if err := f.record("attach vmedia %s %s %s", ident, deviceType, imageURL); err != nil {
+		return err
+	}
+	return f.vmediaSupported(ctx, ident)
+}
+
+func (f *fakeConductor) DetachVirtualMedia(ctx context.Context, ident string, deviceTypes []string) error {
+	if err := f.record("detach vmedia %s %v", ident, deviceTypes); err != nil {
+		return err
+	}
+	return f.vmediaSupported(ctx, ident)
+}
+
+func (f *fakeConductor) vmediaSupported(ctx context.Context, ident string) error {
+	n, err := f.store.GetNode(ctx, ident)
+	if err != nil {
+		return err
+	}
+	if n.Driver == "fake-hardware" {
+		return fmt.Errorf("%w: Driver fake-hardware does not support virtual media (disabled or not implemented).", driver.ErrUnsupported)
+	}
+	return nil
+}
+
 func (f *fakeConductor) SupportedBootDevices(ctx context.Context, ident string) ([]string, error) {
 	if err := f.record("supported boot devices %s", ident); err != nil {
 		return nil, err
@@ -359,6 +396,9 @@ func (e *env) must(want int, method, path, version string, body any) resp {
 }
 
 const latest = "1.82"
+
+// latestMinor is latest's minor version.
+const latestMinor = 82
 
 // createNode creates a node through the API and returns its view.
 func (e *env) createNode(body map[string]any) map[string]any {

@@ -41,6 +41,13 @@ type Conductor interface {
 	SetBootDevice(ctx context.Context, ident, device string, persistent bool) error
 	GetBootDevice(ctx context.Context, ident string) (device string, persistent bool, err error)
 	SupportedBootDevices(ctx context.Context, ident string) ([]string, error)
+	// GetVirtualMedia, AttachVirtualMedia and DetachVirtualMedia (API 1.89,
+	// 1.93): driver.ErrUnsupported when the management interface has no
+	// virtual media; a BMC failure of attach or detach is the node's
+	// last_error, not an error.
+	GetVirtualMedia(ctx context.Context, ident string) ([]driver.VirtualMediaDevice, error)
+	AttachVirtualMedia(ctx context.Context, ident, deviceType, imageURL string) error
+	DetachVirtualMedia(ctx context.Context, ident string, deviceTypes []string) error
 	ValidateNode(ctx context.Context, ident string) (map[string]conductor.ValidationResult, error) // keys: boot, console, deploy, inspect, management, network, power, raid, rescue, storage, bios...
 	// Allocate processes a stored allocation in state "allocating": picks a node and sets the allocation active or error.
 	Allocate(ctx context.Context, allocationUUID string) error
@@ -146,6 +153,10 @@ func (w *respWriter) WriteHeader(code int) {
 		// ServeMux's own 404 or 405, as Ironic's routing answers them.
 		// Keep its Allow header.
 		rq.swallow = true
+		if code == http.StatusMethodNotAllowed && newerSubresource(rq) {
+			code = http.StatusNotFound
+			w.ResponseWriter.Header().Del("Allow")
+		}
 		h := w.ResponseWriter.Header()
 		h.Del("X-Content-Type-Options")
 		rq.writeErrorBody(webobError(code))
@@ -156,6 +167,26 @@ func (w *respWriter) WriteHeader(code int) {
 	}
 	rq.status = code
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// nodeSubresourceMin are node sub-resources whose controller Ironic's
+// NodesController._lookup refuses below a version, whatever the method:
+// there, another method than theirs is a 404 too, not a 405.
+var nodeSubresourceMin = map[string]int{
+	"children": v83ParentNode, "firmware": v86FirmwareInterface, "vmedia": v89AttachDetachVmedia,
+}
+
+// newerSubresource reports whether the request names such a sub-resource
+// below its version.
+func newerSubresource(rq *request) bool {
+	rest, ok := strings.CutPrefix(rq.r.URL.Path, "/v1/nodes/")
+	if !ok {
+		return false
+	}
+	_, rest, ok = strings.Cut(rest, "/")
+	sub, _, _ := strings.Cut(rest, "/")
+	min, known := nodeSubresourceMin[sub]
+	return ok && known && rq.minor < min
 }
 
 func (w *respWriter) Write(p []byte) (int, error) {
@@ -182,7 +213,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rq.id = "req-" + uuid.NewString()
 	rq.base = s.baseURL(r)
 	h := w.Header()
+	// Ironic master's request id middleware sends the id under both
+	// names, at every version (1.107 documents x-openstack-request-id).
 	h[hdrRequestID] = []string{rq.id}
+	h[hdrCompatID] = h[hdrRequestID]
 	h[hdrMinVersion] = []string{minVersionString}
 	h[hdrMaxVersion] = []string{maxVersionString}
 

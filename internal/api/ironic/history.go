@@ -11,7 +11,7 @@ import (
 
 // appendHistoryEvent appends one history entry; without detail the event
 // text is cut at 255 characters as Ironic does.
-func appendHistoryEvent(b []byte, e *baremetal.HistoryEvent, nodeUUID, base string, detail bool) []byte {
+func appendHistoryEvent(b []byte, e *baremetal.HistoryEvent, nodeUUID, base string, detail bool, minor int) []byte {
 	o := newObj(b)
 	o.str("uuid", e.UUID)
 	o.key("created_at")
@@ -26,6 +26,19 @@ func appendHistoryEvent(b []byte, e *baremetal.HistoryEvent, nodeUUID, base stri
 		o.nullStr("event_type", e.EventType)
 		o.nullStr("conductor", e.Conductor)
 		o.nullStr("user", e.User)
+		if minor >= v113HistoryProject {
+			o.nullStr("project", e.Project)
+		}
+		if minor >= v115HistoryFields {
+			o.nullStr("state", e.State)
+			o.nullStr("target_provision_state", e.TargetProvisionState)
+			o.key("duration_seconds")
+			if e.DurationSeconds == nil {
+				o.b = append(o.b, "null"...)
+			} else {
+				o.b = strconv.AppendInt(o.b, *e.DurationSeconds, 10)
+			}
+		}
 	}
 	o.key("links")
 	o.b = appendLinkList(o.b, []link{{rel: "self", href: base + "/v1/nodes/" + nodeUUID + "/history/" + e.UUID}})
@@ -67,7 +80,7 @@ func (s *server) listHistory(rq *request) error {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = appendHistoryEvent(b, e, n.UUID, rq.base, isDetail)
+		b = appendHistoryEvent(b, e, n.UUID, rq.base, isDetail, rq.minor)
 	}
 	b = append(b, ']')
 	if len(events) > 0 && len(events) == p.limit {
@@ -99,7 +112,7 @@ func (s *server) getHistoryEvent(rq *request) error {
 	}
 	for _, e := range events {
 		if e.UUID == id {
-			return rq.writeJSON(http.StatusOK, appendHistoryEvent(nil, e, n.UUID, rq.base, true))
+			return rq.writeJSON(http.StatusOK, appendHistoryEvent(nil, e, n.UUID, rq.base, true, rq.minor))
 		}
 	}
 	return historyNotFound(id)

@@ -19,7 +19,10 @@ var provisionVerbs = map[string]int{
 	"abort": v13AbortVerb, "clean": v15ManualClean, "adopt": v17AdoptVerb,
 	"rescue": v38RescueInterface, "unrescue": v38RescueInterface,
 	"deploy": v73DeployVerbs, "undeploy": v73DeployVerbs,
-	"active": 0, "deleted": 0, "rebuild": 0, "unhold": 0, "service": 0,
+	"active": 0, "deleted": 0, "rebuild": 0,
+	// Not in MIN_VERB_VERSIONS, but refused below their versions all the
+	// same (allow_unhold_verb, allow_service_verb).
+	"unhold": v85UnholdVerb, "service": v87Service,
 }
 
 // supportedVerbs are the verbs ferro runs; the deployment ones only on
@@ -120,8 +123,11 @@ func (s *server) setProvisionState(rq *request) error {
 	}
 	for _, k := range []string{"configdrive", "clean_steps", "deploy_steps", "service_steps", "rescue_password", "disable_ramdisk", "runbook"} {
 		if v, ok := m[k]; ok && v != nil && !slices.Contains(verbArgs[event], k) {
-			if k == "clean_steps" {
+			switch k {
+			case "clean_steps":
 				return badRequest("\"clean_steps\" is only valid when setting target provision state to clean")
+			case "service_steps":
+				return badRequest("\"service_steps\" is only valid when setting target provision state to service")
 			}
 			return badRequest("\"%s\" is not valid when setting target provision state to %s", k, target)
 		}

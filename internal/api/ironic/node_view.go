@@ -19,8 +19,7 @@ type nodeField = viewField[*baremetal.Node]
 
 // nodeFields is the node view in Ironic's order: uuid, created_at,
 // updated_at, the object fields alphabetically, then the fields the API
-// computes. Fields introduced after 1.82 (firmware_interface,
-// parent_node, …) are never shown.
+// computes.
 var nodeFields = append(headFields(func(n *baremetal.Node) string { return n.UUID },
 	func(n *baremetal.Node) time.Time { return n.CreatedAt }, func(n *baremetal.Node) *time.Time { return n.UpdatedAt }),
 	[]nodeField{
@@ -35,6 +34,7 @@ var nodeFields = append(headFields(func(n *baremetal.Node) string { return n.UUI
 		{"deploy_interface", v31DynamicInterfaces, ifaceOf("deploy")},
 		{"deploy_step", v44DeployStep, objOf(func(n *baremetal.Node) baremetal.JSON { return n.DeployStep })},
 		{"description", v51Description, nullStrOf(func(n *baremetal.Node) string { return n.Description })},
+		{"disable_power_off", v95DisablePowerOff, boolOf(func(n *baremetal.Node) bool { return n.DisablePowerOff })},
 		{"driver", 0, strOf(func(n *baremetal.Node) string { return n.Driver })},
 		{"driver_info", 0, func(b []byte, n *baremetal.Node, rc *renderCtx) []byte {
 			if rc.redacts(n, auth.RuleNodeGetDriverInfo) {
@@ -59,6 +59,8 @@ var nodeFields = append(headFields(func(n *baremetal.Node) string { return n.UUI
 		}},
 		{"extra", 0, objOf(func(n *baremetal.Node) baremetal.JSON { return n.Extra })},
 		{"fault", v42Fault, nullStrOf(func(n *baremetal.Node) string { return n.Fault })},
+		{"firmware_interface", v86FirmwareInterface, ifaceOf("firmware")},
+		{"health", v109Health, nullStrOf(func(n *baremetal.Node) string { return n.Health })},
 		{"inspection_finished_at", v6InspectState, nullTimeOf(func(n *baremetal.Node) *time.Time { return n.InspectionFinishedAt })},
 		{"inspection_started_at", v6InspectState, nullTimeOf(func(n *baremetal.Node) *time.Time { return n.InspectionStartedAt })},
 		{"inspect_interface", v31DynamicInterfaces, ifaceOf("inspect")},
@@ -68,6 +70,7 @@ var nodeFields = append(headFields(func(n *baremetal.Node) string { return n.UUI
 			}
 			return appendMap(b, n.InstanceInfo, maskInstanceInfo)
 		}},
+		{"instance_name", v104InstanceName, nullStrOf(func(n *baremetal.Node) string { return n.InstanceName })},
 		{"instance_uuid", 0, nullStrOf(func(n *baremetal.Node) string { return n.InstanceUUID })},
 		{"last_error", 0, func(b []byte, n *baremetal.Node, rc *renderCtx) []byte {
 			if rc.redacts(n, auth.RuleNodeGetLastError) {
@@ -83,6 +86,7 @@ var nodeFields = append(headFields(func(n *baremetal.Node) string { return n.UUI
 		{"network_data", v66NetworkData, objOf(func(n *baremetal.Node) baremetal.JSON { return n.NetworkData })},
 		{"network_interface", v20NetworkInterface, ifaceOf("network")},
 		{"owner", v50Owner, nullStrOf(func(n *baremetal.Node) string { return n.Owner })},
+		{"parent_node", v83ParentNode, nullStrOf(func(n *baremetal.Node) string { return n.ParentNode })},
 		{"power_interface", v31DynamicInterfaces, ifaceOf("power")},
 		{"power_state", 0, nullStrOf(func(n *baremetal.Node) string { return n.PowerState })},
 		{"properties", 0, objOf(func(n *baremetal.Node) baremetal.JSON { return n.Properties })},
@@ -105,6 +109,7 @@ var nodeFields = append(headFields(func(n *baremetal.Node) string { return n.UUI
 		{"retired", v61Retired, boolOf(func(n *baremetal.Node) bool { return n.Retired })},
 		{"retired_reason", v61Retired, nullStrOf(func(n *baremetal.Node) string { return n.RetiredReason })},
 		{"secure_boot", v75BootMode, nullBoolOf(func(n *baremetal.Node) *bool { return n.SecureBoot })},
+		{"service_step", v87Service, objOf(func(n *baremetal.Node) baremetal.JSON { return n.ServiceStep })},
 		{"shard", v82Shard, nullStrOf(func(n *baremetal.Node) string { return n.Shard })},
 		{"storage_interface", v33StorageInterface, ifaceOf("storage")},
 		{"target_power_state", 0, nullStrOf(func(n *baremetal.Node) string { return n.TargetPowerState })},

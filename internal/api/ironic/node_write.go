@@ -92,17 +92,21 @@ var nodeWrites = []nodeWrite{
 			}
 		}},
 	nodeString("description", func(n *baremetal.Node) *string { return &n.Description }),
+	nodeFlag("disable_power_off", func(n *baremetal.Node) *bool { return &n.DisablePowerOff }),
 	{name: "driver", kind: kStringReq, doc: func(n *baremetal.Node) any { return n.Driver },
 		set: func(n *baremetal.Node, v any) { n.Driver = strField(v) }},
 	nodeObject("driver_info", func(n *baremetal.Node) *baremetal.JSON { return &n.DriverInfo }),
 	nodeObject("extra", func(n *baremetal.Node) *baremetal.JSON { return &n.Extra }),
 	nodeObject("instance_info", func(n *baremetal.Node) *baremetal.JSON { return &n.InstanceInfo }),
+	nodeString("instance_name", func(n *baremetal.Node) *string { return &n.InstanceName }),
 	nodeUUIDString("instance_uuid", func(n *baremetal.Node) *string { return &n.InstanceUUID }),
 	nodeString("lessee", func(n *baremetal.Node) *string { return &n.Lessee }),
 	nodeFlag("maintenance", func(n *baremetal.Node) *bool { return &n.Maintenance }),
 	nodeString("name", func(n *baremetal.Node) *string { return &n.Name }),
 	nodeObject("network_data", func(n *baremetal.Node) *baremetal.JSON { return &n.NetworkData }),
 	nodeString("owner", func(n *baremetal.Node) *string { return &n.Owner }),
+	// Set to the parent's UUID once authorized (authorizeParent).
+	nodeString("parent_node", func(n *baremetal.Node) *string { return &n.ParentNode }),
 	nodeObject("properties", func(n *baremetal.Node) *baremetal.JSON { return &n.Properties }),
 	onlyPatched(nodeFlag("protected", func(n *baremetal.Node) *bool { return &n.Protected })),
 	onlyPatched(nodeString("protected_reason", func(n *baremetal.Node) *string { return &n.ProtectedReason })),
@@ -156,9 +160,9 @@ var nodePatchAllowed = func() []string {
 }()
 
 // apiInterfaceKinds are the interface kinds the API exposes as
-// <kind>_interface (firmware arrives in 1.86, above ferro's maximum).
+// <kind>_interface.
 var apiInterfaceKinds = []string{
-	"bios", "boot", "console", "deploy", "inspect", "management", "network",
+	"bios", "boot", "console", "deploy", "firmware", "inspect", "management", "network",
 	"power", "raid", "rescue", "storage", "vendor",
 }
 
@@ -182,15 +186,25 @@ func validateNodeDoc(doc map[string]any, schema map[string]fieldKind) error {
 	if d := strField(doc["description"]); utf8.RuneCountInString(d) > nodeDescriptionMax {
 		return schemaError("node", "%s is too long  Failed validating 'maxLength' in schema['properties']['description']", pyRepr(d))
 	}
-	if rc := strField(doc["resource_class"]); utf8.RuneCountInString(rc) > 80 {
-		return schemaError("node", "%s is too long  Failed validating 'maxLength' in schema['properties']['resource_class']", pyRepr(rc))
+	for _, l := range []struct {
+		field    string
+		min, max int
+	}{{"resource_class", 0, 80}, {"instance_name", 1, 255}, {"parent_node", 0, 36}} {
+		v, ok := doc[l.field].(string)
+		switch n := utf8.RuneCountInString(v); {
+		case !ok:
+		case n > l.max:
+			return schemaError("node", "%s is too long  Failed validating 'maxLength' in schema['properties']['%s']", pyRepr(v), l.field)
+		case n < l.min:
+			return schemaError("node", "%s should be non-empty  Failed validating 'minLength' in schema['properties']['%s']", pyRepr(v), l.field)
+		}
 	}
 	for _, k := range []string{"uuid", "chassis_uuid", "instance_uuid"} {
 		if v, ok := doc[k].(string); ok && !isUUIDLike(v) {
 			return badRequest("Expected UUID for %s: %s", k, v)
 		}
 	}
-	for _, k := range []string{"automated_clean", "console_enabled", "protected", "maintenance", "retired", "secure_boot"} {
+	for _, k := range []string{"automated_clean", "console_enabled", "disable_power_off", "protected", "maintenance", "retired", "secure_boot"} {
 		if _, err := boolField(k, doc[k]); err != nil {
 			return err
 		}
@@ -264,6 +278,15 @@ func (s *server) createNode(rq *request) error {
 	}
 	if err := s.fillNode(n, doc, nil, false); err != nil {
 		return err
+	}
+	if n.ParentNode != "" {
+		// Ironic's authorize_node_link against the new node's owner; the
+		// parent is kept by UUID.
+		parent, err := s.authorizeNodeLink(rq, n.Owner, n.ParentNode, "parent_node")
+		if err != nil {
+			return err
+		}
+		n.ParentNode = parent.UUID
 	}
 	if rq.minor < v11EnrollState {
 		n.ProvisionState = states.Available
@@ -475,6 +498,25 @@ func (s *server) patchNode(rq *request) error {
 	if err := s.authorizePatch(rq, ops, cur); err != nil {
 		return err
 	}
+	// Ironic's authorize_node_link_patch: the parent is checked against the
+	// node's owner before the patch, and kept by UUID.
+	if v := patchValues(ops, "/parent_node"); len(v) > 0 {
+		if to, ok := v[0].(string); ok && to != "" {
+			parent, err := s.authorizeNodeLink(rq, cur.Owner, to, "parent_node")
+			if err != nil {
+				return err
+			}
+			if parent.UUID != cur.UUID {
+				compute = func(n *baremetal.Node) (*baremetal.Node, error) {
+					nn, err := s.computeNodePatch(n, ops, ident, rq.minor, resetIfaces)
+					if err == nil {
+						nn.ParentNode = parent.UUID
+					}
+					return nn, err
+				}
+			}
+		}
+	}
 	if _, err := compute(cur); err != nil {
 		return err
 	}
@@ -580,6 +622,13 @@ func (s *server) computeNodePatch(old *baremetal.Node, ops []patchOp, ident stri
 		// Ironic's conductor (_check_update_retired): an available node
 		// would be handed out; manage it first.
 		return nil, conflict("Node %s can not have 'retired' set in provision state 'available', the current state is '%s'", n.UUID, n.ProvisionState)
+	}
+	// Nova names the instance in instance_info; Ironic copies it to
+	// instance_name (1.104) when that is not set.
+	if pathTouched(ops, "/instance_info") && n.InstanceName == "" {
+		if dn, ok := n.InstanceInfo["display_name"].(string); ok {
+			n.InstanceName = dn
+		}
 	}
 	if n.InstanceUUID != old.InstanceUUID && n.InstanceUUID == "" {
 		// Removing the instance drops the allocation's claim too.

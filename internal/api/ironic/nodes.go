@@ -3,6 +3,7 @@ package ironic
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -115,7 +116,7 @@ func (s *server) withNodeLock(rq *request, ident string, fn func(ctx context.Con
 // nodeInvalidSortKeys are the fields Ironic refuses to sort nodes by.
 var nodeInvalidSortKeys = []string{
 	"properties", "driver_info", "extra", "instance_info", "driver_internal_info",
-	"clean_step", "deploy_step", "raid_config", "target_raid_config", "traits", "network_data",
+	"clean_step", "deploy_step", "raid_config", "target_raid_config", "traits", "network_data", "service_step",
 }
 
 // ironicProvisionStates are every state Ironic's machine knows, for the
@@ -197,6 +198,36 @@ var nodeListParams = []listParam[baremetal.Node, store.NodeFilter]{
 			return err
 		}
 		q.where(func(n *baremetal.Node) bool { return (n.Shard != "") == sharded })
+		return nil
+	}},
+	{name: "instance_name", read: func(q *nodeQuery, v string, _ bool) error {
+		if q.rq.minor < v104InstanceName {
+			return newError(http.StatusNotAcceptable, "instance_name is not acceptable in this API version")
+		}
+		q.where(func(n *baremetal.Node) bool { return n.InstanceName == v })
+		return nil
+	}},
+	// Child nodes (1.83) are left out of every list, at every version,
+	// unless include_children; parent_node lists one node's children.
+	{name: "parent_node", min: v83ParentNode, read: func(q *nodeQuery, v string, _ bool) error {
+		q.f.ParentNode = &v
+		return nil
+	}},
+	{name: "include_children", min: v83ParentNode, always: true, valueFirst: true, read: func(q *nodeQuery, v string, given bool) error {
+		include := false
+		if given {
+			b, err := boolArg("include_children", v)
+			if err != nil {
+				return err
+			}
+			include = b != nil && *b
+		}
+		switch {
+		case include:
+			q.f.ParentNode = nil // Ironic ignores parent_node then
+		case q.f.ParentNode == nil:
+			q.f.ParentNode = new(string)
+		}
 		return nil
 	}},
 	{name: "instance_uuid", read: func(q *nodeQuery, v string, _ bool) error {

@@ -178,7 +178,7 @@ func (s *server) authorizeRefs(rq *request, oldNode, newNode string, old, v any)
 		if o, err := s.store.GetNode(rq.ctx(), oldNode); err == nil {
 			owner = o.Owner
 		}
-		if err := s.authorizeNodeLink(rq, owner, newNode, "node_uuid"); err != nil {
+		if _, err := s.authorizeNodeLink(rq, owner, newNode, "node_uuid"); err != nil {
 			return err
 		}
 	}
@@ -220,19 +220,20 @@ func (s *server) authorizeOn(rq *request, rule, ident string) error {
 // node has owner (a port, a volume target; a node's parent_node) may name
 // node to only if the caller can see it and it has the same owner — for
 // every caller, as Ironic compares the owners whatever the auth strategy.
-// Every refusal has the words of a node that is not there.
-func (s *server) authorizeNodeLink(rq *request, owner, to, field string) error {
+// Every refusal has the words of a node that is not there. It returns the
+// node linked to.
+func (s *server) authorizeNodeLink(rq *request, owner, to, field string) (*baremetal.Node, error) {
 	refused := badRequest("Unable to apply the requested %s '%s'. Requested value was invalid.", field, to)
 	n, err := lookupNode(rq.ctx(), s.store, to, rq.minor)
 	if err != nil || !rq.visibleNode(n) {
-		return refused
+		return nil, refused
 	}
 	if n.Owner != owner {
 		s.log.Warn("refused a link to a node of another owner", "field", field,
 			"owner", owner, "node", n.UUID, "node_owner", n.Owner, "request_id", rq.id)
-		return refused
+		return nil, refused
 	}
-	return nil
+	return n, nil
 }
 
 // listProject is Ironic's check_list_policy: the project a list is

@@ -19,7 +19,7 @@ import (
 func TestNodeListParams_EveryGatedRowIsAGate(t *testing.T) {
 	e := newEnv(t)
 	e.createNode(map[string]any{"name": "gated"})
-	valid := map[string]string{"provision_state": "enroll", "fault": "power failure", "sharded": "true"}
+	valid := map[string]string{"provision_state": "enroll", "fault": "power failure", "sharded": "true", "include_children": "true"}
 	for _, p := range nodeListParams {
 		if p.min == 0 {
 			continue

@@ -32,6 +32,11 @@ func (s *server) routes() {
 	h("GET /v1/nodes/{node}/history", s.listHistory)
 	h("GET /v1/nodes/{node}/history/{event}", s.getHistoryEvent)
 	h("GET /v1/nodes/{node}/inventory", s.getInventory)
+	h("GET /v1/nodes/{node}/children", s.getChildren)
+	h("GET /v1/nodes/{node}/firmware", s.getFirmware)
+	h("GET /v1/nodes/{node}/vmedia", s.getVmedia)
+	h("POST /v1/nodes/{node}/vmedia", s.attachVmedia)
+	h("DELETE /v1/nodes/{node}/vmedia", s.detachVmedia)
 	h("GET /v1/nodes/{node}/states/console", s.getConsole)
 	h("PUT /v1/nodes/{node}/states/console", s.setConsole)
 	// Ironic's pecan routing also serves the node after the sub-resource.

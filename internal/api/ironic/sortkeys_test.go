@@ -140,8 +140,8 @@ func TestSortKeysMatchIronic(t *testing.T) {
 				if min > 0 {
 					e.must(406, "GET", tc.path+"?sort_key="+k, fmt.Sprintf("1.%d", min-1), nil)
 				}
-				if min > maxMinor {
-					e.must(406, "GET", tc.path+"?sort_key="+k, "latest", nil)
+				if min > latestMinor {
+					e.must(406, "GET", tc.path+"?sort_key="+k, latest, nil)
 					return
 				}
 				// Both directions, one object a page: every page follows

@@ -302,6 +302,10 @@ func TestDriversAndConductors(t *testing.T) {
 	if _, ok := det["default_firmware_interface"]; ok {
 		t.Errorf("firmware interface shown below 1.86")
 	}
+	det86 := e.must(200, "GET", "/v1/drivers?detail=true", "1.86", nil).json(t)["drivers"].([]any)[1].(map[string]any)
+	if det86["default_firmware_interface"] != "no-firmware" || det86["enabled_firmware_interfaces"] == nil {
+		t.Errorf("firmware interface at 1.86: %v %v", det86["default_firmware_interface"], det86["enabled_firmware_interfaces"])
+	}
 	e.must(406, "GET", "/v1/drivers?detail=true", "1.29", nil)
 	e.must(400, "GET", "/v1/drivers?type=weird", latest, nil)
 	if n := len(e.must(200, "GET", "/v1/drivers?type=classic", latest, nil).json(t)["drivers"].([]any)); n != 0 {

@@ -78,6 +78,21 @@ const (
 	v78NodeHistory          = 78
 	v81NodeInventory        = 81
 	v82Shard                = 82
+	v83ParentNode           = 83
+	v85UnholdVerb           = 85
+	v86FirmwareInterface    = 86
+	v87Service              = 87
+	v89AttachDetachVmedia   = 89
+	v93GetVmedia            = 93
+	v95DisablePowerOff      = 95
+	v104InstanceName        = 104
+	v107RequestIDHeader     = 107
+	v108ServiceNoRamdisk    = 108
+	v109Health              = 109
+	v110DeployWaitAbort     = 110
+	v113HistoryProject      = 113
+	v114FirmwareIdentity    = 114
+	v115HistoryFields       = 115
 )
 
 // Minor versions of Ironic master after 21.4's 1.82 (versions.py).
@@ -102,6 +117,7 @@ const (
 	hdrMaxVersion     = "X-Openstack-Ironic-Api-Maximum-Version"
 	hdrOpenStackAPI   = "Openstack-Api-Version"
 	hdrRequestID      = "X-Openstack-Request-Id"
+	hdrCompatID       = "Openstack-Request-Id" // Ironic's older name, still sent (1.107)
 	hdrContentType    = "Content-Type"
 	hdrContentLength  = "Content-Length"
 	hdrVary           = "Vary"

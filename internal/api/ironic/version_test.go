@@ -20,14 +20,14 @@ func TestRoot_DescribesVersionOne(t *testing.T) {
 			"links":       []any{map[string]any{"href": "http://ferro.test:6385/v1/", "rel": "self"}},
 			"status":      "CURRENT",
 			"min_version": "1.1",
-			"version":     "1.115",
+			"version":     maxVersionString,
 		},
 	}
 	want["versions"] = []any{want["default_version"]}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("GET / (-want +got):\n%s", d)
 	}
-	if r.header.Get("X-OpenStack-Ironic-API-Minimum-Version") != "1.1" || r.header.Get("X-OpenStack-Ironic-API-Maximum-Version") != "1.115" {
+	if r.header.Get("X-OpenStack-Ironic-API-Minimum-Version") != "1.1" || r.header.Get("X-OpenStack-Ironic-API-Maximum-Version") != maxVersionString {
 		t.Errorf("version range headers: %v", r.header)
 	}
 }
@@ -79,8 +79,8 @@ func TestVersionNegotiation(t *testing.T) {
 	}{
 		{"none is 1.1", "", 200, "1.1", ""},
 		{"explicit", "1.50", 200, "1.50", ""},
-		{"latest", "latest", 200, "1.115", ""},
-		{"LATEST", "LATEST", 200, "1.115", ""},
+		{"latest", "latest", 200, maxVersionString, ""},
+		{"LATEST", "LATEST", 200, maxVersionString, ""},
 		{"too new", "1.116", 406, "", "Version 1.116 was requested but the minor version is not supported by this service. The supported version range is: [1.1, 1.115]."},
 		{"too old", "1.0", 406, "", "Version 1.0 was requested but the minor version is not supported"},
 		{"other major", "2.1", 406, "", "Mutually exclusive versions requested. Version 2.1 requested"},
@@ -93,11 +93,14 @@ func TestVersionNegotiation(t *testing.T) {
 			if r.code != tc.status {
 				t.Fatalf("status %d, want %d: %s", r.code, tc.status, r.body)
 			}
-			if r.header.Get("X-OpenStack-Ironic-API-Maximum-Version") != "1.115" || r.header.Get("X-OpenStack-Ironic-API-Minimum-Version") != "1.1" {
+			if r.header.Get("X-OpenStack-Ironic-API-Maximum-Version") != maxVersionString || r.header.Get("X-OpenStack-Ironic-API-Minimum-Version") != "1.1" {
 				t.Errorf("missing min/max headers: %v", r.header)
 			}
 			if !strings.HasPrefix(r.header.Get("X-Openstack-Request-Id"), "req-") {
 				t.Errorf("request id header %q", r.header.Get("X-Openstack-Request-Id"))
+			}
+			if r.header.Get("Openstack-Request-Id") != r.header.Get("X-Openstack-Request-Id") {
+				t.Errorf("openstack-request-id %q, want the x- header's", r.header.Get("Openstack-Request-Id"))
 			}
 			if tc.version != "" {
 				if got := r.header.Get("X-OpenStack-Ironic-API-Version"); got != tc.version {

@@ -257,3 +257,29 @@ func (c *Client) EjectCDs(ctx context.Context, ep Endpoint, match func(image str
 		return errors.Join(errs...)
 	})
 }
+
+// Firmware is what Ironic's redfish firmware interface caches: the
+// System's BiosVersion and its Manager's FirmwareVersion and Model ("" when
+// the BMC does not say).
+type Firmware struct {
+	BIOSVersion, BMCVersion, BMCModel string
+}
+
+// FirmwareVersions reads the System's and its first Manager's firmware
+// versions. A Manager that cannot be read leaves the BMC fields empty, as
+// Ironic goes on without it.
+func (c *Client) FirmwareVersions(ctx context.Context, ep Endpoint) (Firmware, error) {
+	var fw Firmware
+	err := c.withSystem(ctx, ep, "read firmware versions", func(r *remote, sys *schemas.ComputerSystem) error {
+		fw = Firmware{BIOSVersion: sys.BiosVersion}
+		managers, err := sys.ManagedBy()
+		if err != nil || len(managers) == 0 {
+			managers, err = r.service.Managers()
+		}
+		if err == nil && len(managers) > 0 {
+			fw.BMCVersion, fw.BMCModel = managers[0].FirmwareVersion, managers[0].Model
+		}
+		return nil
+	})
+	return fw, err
+}

@@ -9,7 +9,8 @@ var HardwareType = driver.HardwareType{
 	Name: "redfish",
 	Supported: driver.SharedInterfaces(map[string][]string{
 		"boot": {"ipxe", "pxe", "redfish-virtual-media"}, "management": {"redfish"}, "power": {"redfish"},
-		"inspect": {"redfish", "agent", "inspector", "no-inspect"},
+		"inspect":  {"redfish", "agent", "inspector", "no-inspect"},
+		"firmware": {"redfish", "no-firmware", "fake"},
 	}),
 	Interfaces: []string{"redfish", "redfish-virtual-media"},
 	// Ironic's descriptions, word for word.

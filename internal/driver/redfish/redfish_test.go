@@ -310,3 +310,51 @@ func TestInspect_RootDeviceHints(t *testing.T) {
 		t.Errorf("unmatched hints: %v", err)
 	}
 }
+
+// The management interface's virtual media (API 1.89, 1.93): a CD is
+// attached, listed and detached on the BMC; other device types are
+// refused on attach and have nothing to detach.
+func TestManagement_VirtualMedia(t *testing.T) {
+	b := redfishtest.New(t)
+	e := newEnv(t)
+	task := e.task(b.DriverInfo())
+	m := rf.NewManagement(e.opts)
+	ctx := context.Background()
+	if err := m.AttachVirtualMedia(ctx, task, driver.VMediaCDROM, "http://img.test/boot.iso"); err != nil {
+		t.Fatal(err)
+	}
+	devs, err := m.VirtualMedia(ctx, task)
+	if err != nil || len(devs) != 1 || devs[0].Image != "http://img.test/boot.iso" || !devs[0].Inserted {
+		t.Fatalf("after attach: %+v, %v", devs, err)
+	}
+	if err := m.AttachVirtualMedia(ctx, task, driver.VMediaFloppy, "http://img.test/f.img"); !errors.Is(err, driver.ErrInvalidParameter) {
+		t.Errorf("floppy: %v", err)
+	}
+	if err := m.DetachVirtualMedia(ctx, task, []string{driver.VMediaFloppy}); err != nil {
+		t.Fatal(err)
+	}
+	if devs, _ := m.VirtualMedia(ctx, task); len(devs) != 1 || devs[0].Image == "" {
+		t.Errorf("a floppy detach ejected the CD: %+v", devs)
+	}
+	if err := m.DetachVirtualMedia(ctx, task, nil); err != nil {
+		t.Fatal(err)
+	}
+	if devs, _ := m.VirtualMedia(ctx, task); len(devs) != 1 || devs[0].Image != "" || devs[0].Inserted {
+		t.Errorf("after detach: %+v", devs)
+	}
+}
+
+// The redfish firmware interface reads the bios component from the
+// System's BiosVersion (the mock's Manager names no FirmwareVersion).
+func TestFirmware_ComponentsFromTheBMC(t *testing.T) {
+	b := redfishtest.New(t)
+	e := newEnv(t)
+	task := e.task(b.DriverInfo())
+	got, err := rf.NewFirmware(e.opts).FirmwareComponents(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Component != "bios" || got[0].CurrentVersion == "" {
+		t.Errorf("components %+v", got)
+	}
+}

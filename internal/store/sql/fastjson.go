@@ -69,6 +69,16 @@ func (r *jsonReader) fastNode(n *baremetal.Node) bool {
 			n.ChassisUUID = r.str()
 		case "shard":
 			n.Shard = r.str()
+		case "parent_node":
+			n.ParentNode = r.str()
+		case "instance_name":
+			n.InstanceName = r.str()
+		case "health":
+			n.Health = r.str()
+		case "service_step":
+			n.ServiceStep = r.jsonObjectInto(n.ServiceStep)
+		case "firmware":
+			n.Firmware = r.firmware()
 		case "driver_info":
 			n.DriverInfo = r.jsonObjectInto(n.DriverInfo)
 		case "driver_internal_info":
@@ -144,6 +154,40 @@ func (r *jsonReader) fastNode(n *baremetal.Node) bool {
 		}
 	}
 	return r.err == nil
+}
+
+// firmware reads a node's cached firmware components.
+func (r *jsonReader) firmware() []baremetal.FirmwareComponent {
+	var out []baremetal.FirmwareComponent
+	for range r.array() {
+		var c baremetal.FirmwareComponent
+		for key := range r.object() {
+			switch string(key) {
+			case "component":
+				c.Component = r.str()
+			case "initial_version":
+				c.InitialVersion = r.str()
+			case "current_version":
+				c.CurrentVersion = r.str()
+			case "last_version_flashed":
+				c.LastVersionFlashed = r.str()
+			case "vendor":
+				c.Vendor = r.str()
+			case "model":
+				c.Model = r.str()
+			case "serial_number":
+				c.SerialNumber = r.str()
+			case "created_at":
+				c.CreatedAt = r.time()
+			case "updated_at":
+				c.UpdatedAt = r.timePtr()
+			default:
+				r.fail()
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 func (r *jsonReader) fastPort(p *baremetal.Port) bool {

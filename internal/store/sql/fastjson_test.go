@@ -31,7 +31,14 @@ func fill(v reflect.Value) {
 				f.Set(reflect.ValueOf(baremetal.JSON{"n": json.Number("1"), "o": map[string]any{"l": []any{"x", true, nil}}}))
 			}
 		case reflect.Slice:
-			f.Set(reflect.ValueOf([]string{"a", "b"}))
+			if f.Type().Elem().Kind() == reflect.String {
+				f.Set(reflect.ValueOf([]string{"a", "b"}))
+				break
+			}
+			// A slice of structs: one element, every field set.
+			e := reflect.New(f.Type().Elem()).Elem()
+			fill(e)
+			f.Set(reflect.Append(reflect.MakeSlice(f.Type(), 0, 1), e))
 		case reflect.Pointer:
 			switch f.Type().Elem() {
 			case reflect.TypeFor[bool]():

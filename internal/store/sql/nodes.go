@@ -47,7 +47,7 @@ var nodeType = objectType[*baremetal.Node]{
 		n.Reservation = r.reservation.String
 		for _, m := range []*baremetal.JSON{
 			&n.DriverInfo, &n.DriverInternalInfo, &n.Properties, &n.Extra, &n.InstanceInfo,
-			&n.NetworkData, &n.TargetRAIDConfig, &n.RAIDConfig, &n.CleanStep, &n.DeployStep,
+			&n.NetworkData, &n.TargetRAIDConfig, &n.RAIDConfig, &n.CleanStep, &n.DeployStep, &n.ServiceStep,
 		} {
 			emptyJSON(m)
 		}
@@ -126,11 +126,11 @@ func (db *DB) CreateNode(ctx context.Context, n *baremetal.Node) error {
 	}
 	_, err = db.exec(ctx, `INSERT INTO nodes (uuid, name, provision_state, driver, maintenance,
 	instance_uuid, resource_class, conductor_group, fault, owner, lessee, retired, shard,
-	reservation, created_at, updated_at, body, power_state)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+	reservation, created_at, updated_at, body, power_state, parent_node)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 		n.UUID, nullString(n.Name), n.ProvisionState, n.Driver, n.Maintenance,
 		nullString(n.InstanceUUID), n.ResourceClass, n.ConductorGroup, n.Fault, n.Owner, n.Lessee, n.Retired, n.Shard,
-		nullString(n.Reservation), db.d.timeArg(n.CreatedAt), db.d.nullTimeArg(n.UpdatedAt), body, n.PowerState)
+		nullString(n.Reservation), db.d.timeArg(n.CreatedAt), db.d.nullTimeArg(n.UpdatedAt), body, n.PowerState, n.ParentNode)
 	if err != nil {
 		return db.writeError(err, "node", nodeValues(n), "")
 	}
@@ -180,6 +180,9 @@ func (db *DB) ListNodes(ctx context.Context, f store.NodeFilter) ([]*baremetal.N
 	}
 	q.boolean("retired", f.Retired)
 	q.in("shard", f.Shard)
+	if f.ParentNode != nil {
+		q.cond("parent_node = " + q.arg(*f.ParentNode))
+	}
 	q.eq("reservation", f.ReservedBy)
 	if f.Search != "" {
 		pat := "%" + likeEscaper.Replace(strings.ToLower(f.Search)) + "%"
@@ -210,12 +213,13 @@ func (db *DB) UpdateNode(ctx context.Context, n *baremetal.Node) error {
 	var reservation stdsql.NullString
 	err = db.writeRow(ctx, `UPDATE nodes SET name = $2, provision_state = $3, driver = $4,
 	maintenance = $5, instance_uuid = $6, resource_class = $7, conductor_group = $8, fault = $9,
-	owner = $10, lessee = $11, retired = $12, shard = $13, updated_at = $14, body = $15, power_state = $17
+	owner = $10, lessee = $11, retired = $12, shard = $13, updated_at = $14, body = $15, power_state = $17,
+	parent_node = $18
 WHERE uuid = $1 AND reservation IS NOT DISTINCT FROM $16
 RETURNING reservation, created_at`,
 		n.UUID, nullString(n.Name), n.ProvisionState, n.Driver,
 		n.Maintenance, nullString(n.InstanceUUID), n.ResourceClass, n.ConductorGroup, n.Fault,
-		n.Owner, n.Lessee, n.Retired, n.Shard, db.d.timeArg(now), body, nullString(n.Reservation), n.PowerState,
+		n.Owner, n.Lessee, n.Retired, n.Shard, db.d.timeArg(now), body, nullString(n.Reservation), n.PowerState, n.ParentNode,
 	).Scan(&reservation, timeScanner{&n.CreatedAt})
 	if errors.Is(err, stdsql.ErrNoRows) {
 		var current stdsql.NullString

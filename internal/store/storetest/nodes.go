@@ -44,6 +44,9 @@ func testNodeCreateGet(t *testing.T, s store.Store) {
 		Owner:          "proj-a",
 		Lessee:         "proj-b",
 		Shard:          "s1",
+		ParentNode:     "7a5e2b52-5b2c-4e5b-9c07-3a3c1a9b2d10",
+		InstanceName:   "web-1",
+		Health:         "OK",
 		DriverInfo: baremetal.JSON{
 			"ipmi_address":  "10.0.0.5",
 			"ipmi_password": "secret",
@@ -62,6 +65,8 @@ func testNodeCreateGet(t *testing.T, s store.Store) {
 		AutomatedClean:      ptr(false),
 		DisablePowerOff:     true,
 		InspectionStartedAt: &started,
+		Firmware: []baremetal.FirmwareComponent{{Component: "bios", InitialVersion: "1.0", CurrentVersion: "1.1",
+			CreatedAt: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}},
 	}
 	createNode(t, s, n)
 	if n.InspectionStartedAt.Location() != time.UTC {
@@ -69,7 +74,7 @@ func testNodeCreateGet(t *testing.T, s store.Store) {
 	}
 	want := *n
 	want.NetworkData, want.TargetRAIDConfig, want.RAIDConfig = baremetal.JSON{}, baremetal.JSON{}, baremetal.JSON{}
-	want.CleanStep, want.DeployStep = baremetal.JSON{}, baremetal.JSON{}
+	want.CleanStep, want.DeployStep, want.ServiceStep = baremetal.JSON{}, baremetal.JSON{}, baremetal.JSON{}
 	for _, ident := range []string{n.UUID, n.Name} {
 		got, err := s.GetNode(ctx, ident)
 		if err != nil {
@@ -400,7 +405,13 @@ func testNodeListFilters(t *testing.T, s store.Store) {
 		n.Retired = true
 		n.Shard = "s1"
 	})
-	mk("d", func(n *baremetal.Node) { n.Driver = "ipmi"; n.Shard = "s2"; n.Owner = "o1"; n.Maintenance = true })
+	mk("d", func(n *baremetal.Node) {
+		n.Driver = "ipmi"
+		n.Shard = "s2"
+		n.Owner = "o1"
+		n.Maintenance = true
+		n.ParentNode = "parent-1"
+	})
 	for _, r := range []struct{ node, holder string }{{"a", "h1"}, {"c", "h2"}} {
 		if _, err := s.ReserveNode(ctx, r.node, r.holder); err != nil {
 			t.Fatal(err)
@@ -432,6 +443,8 @@ func testNodeListFilters(t *testing.T, s store.Store) {
 		{"retired", store.NodeFilter{Retired: ptr(true)}, []string{"c"}},
 		{"not retired", store.NodeFilter{Retired: ptr(false)}, []string{"a", "b", "d"}},
 		{"shard", store.NodeFilter{Shard: []string{"s1", "s2"}}, []string{"c", "d"}},
+		{"parent node", store.NodeFilter{ParentNode: ptr("parent-1")}, []string{"d"}},
+		{"no parent", store.NodeFilter{ParentNode: ptr("")}, []string{"a", "b", "c"}},
 		{"combined", store.NodeFilter{Driver: "ipmi", Maintenance: ptr(true), Owner: "o1"}, []string{"d"}},
 		{"nothing matches", store.NodeFilter{Driver: "ipmi", Retired: ptr(true)}, []string{}},
 		{"filter and limit", store.NodeFilter{Driver: "ipmi", Page: store.Page{Limit: 1}}, []string{"b"}},
@@ -448,6 +461,23 @@ func testNodeListFilters(t *testing.T, s store.Store) {
 		if !slices.Equal(names(got), tc.want) {
 			t.Errorf("%s: got %q, want %q", tc.name, names(got), tc.want)
 		}
+	}
+
+	// An update moves a node under a parent: the column follows the body.
+	c, err := s.GetNode(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ParentNode = "parent-1"
+	if err := s.UpdateNode(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ListNodes(ctx, store.NodeFilter{ParentNode: ptr("parent-1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(names(got), []string{"c", "d"}) {
+		t.Errorf("parent node after update: got %q, want [c d]", names(got))
 	}
 }
 

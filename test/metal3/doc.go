@@ -13,20 +13,15 @@
 // The BMC is a real ferro-vbmc (IPMI for ipmi://, Redfish for
 // redfish-virtualmedia://), so power calls reach a BMC.
 //
-// Today's ferro (API 1.82) fails at the first step, as BMO refuses it:
-// "ironic API 1.89 or newer is required, got 1.82". FERRO_METAL3_DIAGNOSE=1
-// records each failing step and goes on with the barrier lowered (the
-// server's own maximum version; node fields and interfaces ferro lacks
-// dropped), so that every later step shows what it needs;
-// FERRO_METAL3_TRANSCRIPT=path writes every request made.
+// Both hardware paths pass with no request rewritten (ferro serves 1.115
+// and the agent inspect interface); the lane is part of `make test`.
+// FERRO_METAL3_DIAGNOSE=1 records each failing step and goes on with the
+// barrier lowered (the server's own maximum version; node fields and
+// interfaces ferro lacks dropped), so that every later step shows what it
+// needs; FERRO_METAL3_TRANSCRIPT=path writes every request made.
 //
-// The tests are built only with the build tag "acceptance", so that
-// `make test` stays green while ferro is at 1.82; the engineers who add
-// 1.83–1.115 and the agent inspect interface drop the tag when the test
-// passes:
-//
-//	scripts/go-test.sh -tags acceptance -run TestBMO -v ./test/metal3/
-//	FERRO_METAL3_DIAGNOSE=1 scripts/go-test.sh -tags acceptance -run TestBMO -v ./test/metal3/
+//	scripts/go-test.sh -run TestBMO -v ./test/metal3/
+//	FERRO_METAL3_DIAGNOSE=1 scripts/go-test.sh -run TestBMO -v ./test/metal3/
 //
 // This file only holds the documentation: the tests are package
 // metal3_test.

@@ -1,5 +1,3 @@
-//go:build acceptance
-
 package metal3_test
 
 import (
@@ -86,13 +84,11 @@ func startLab(t *testing.T) *lab {
 	// too, for diagnosis mode), noop networking, LLDP parsing, the
 	// callback on the API's own URL. The fake deploy interface is the
 	// default so that provisioning needs no image (BMO sends no
-	// deploy_interface). ironic-image's [service_catalog] is not ferro's:
-	// ignored explicitly, as ferro refuses names it does not have.
+	// deploy_interface).
 	port := ferrotest.FreePort(t)
 	api := "http://127.0.0.1:" + strconv.Itoa(port)
 	conf := filepath.Join(dir, "ferro.conf")
 	body := fmt.Sprintf(`[DEFAULT]
-ignored_options = [service_catalog]
 enabled_hardware_types = ipmi,redfish
 enabled_boot_interfaces = ipxe,pxe,redfish-virtual-media
 enabled_deploy_interfaces = direct,fake

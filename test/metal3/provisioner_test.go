@@ -1,5 +1,3 @@
-//go:build acceptance
-
 package metal3_test
 
 import (

@@ -11,6 +11,9 @@ var HardwareType = driver.HardwareType{
 		"boot": {"ipxe", "pxe", "redfish-virtual-media"}, "management": {"redfish"}, "power": {"redfish"},
 		"inspect":  {"redfish", "agent", "inspector", "no-inspect"},
 		"firmware": {"redfish", "no-firmware", "fake"},
+		// Ironic's RedfishRAID: ferro stores and validates RAID settings,
+		// it builds no arrays.
+		"raid": {"redfish", "no-raid", "agent", "fake"},
 	}),
 	Interfaces: []string{"redfish", "redfish-virtual-media"},
 	// Ironic's descriptions, word for word.

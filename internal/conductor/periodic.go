@@ -13,8 +13,8 @@ import (
 )
 
 // runPeriodic runs the conductor's periodic tasks until ctx is cancelled:
-// heartbeat (and hash ring refresh), inspection status checks, and
-// inspect-wait timeouts.
+// heartbeat (and hash ring refresh), inspection status checks,
+// inspect-wait timeouts and orphans, and the power-state sync.
 func (c *Conductor) runPeriodic(ctx context.Context) {
 	defer close(c.periodicDone)
 	every := func(d time.Duration) *time.Ticker {
@@ -24,18 +24,22 @@ func (c *Conductor) runPeriodic(ctx context.Context) {
 		return time.NewTicker(d)
 	}
 	heartbeat := every(c.o.HeartbeatInterval)
-	var status, timeouts, pxeFilter *time.Ticker
+	var status, timeouts, pxeFilter, powerSync *time.Ticker
 	if !c.apiOnly {
 		status = every(c.o.StatusCheckPeriod)
+		powerSync = every(c.o.PowerSync.Interval)
 		timeouts = every(c.o.CheckProvisionStateInterval)
 		if c.o.PXEFilter.Dir != "" {
 			pxeFilter = every(c.o.PXEFilter.Period)
 		}
 	}
+	var syncing sync.Mutex
+	var background sync.WaitGroup
+	defer background.Wait()
 	for {
 		select {
 		case <-ctx.Done():
-			for _, t := range []*time.Ticker{heartbeat, status, timeouts, pxeFilter} {
+			for _, t := range []*time.Ticker{heartbeat, status, timeouts, pxeFilter, powerSync} {
 				if t != nil {
 					t.Stop()
 				}
@@ -59,6 +63,18 @@ func (c *Conductor) runPeriodic(ctx context.Context) {
 			c.failUnlockedTransient(ctx)
 		case <-tick(pxeFilter):
 			c.SyncPXEFilter(ctx)
+		case <-tick(powerSync):
+			// In its own goroutine: a cycle of slow BMCs must not hold up
+			// the heartbeat (a conductor that misses it is taken for
+			// dead). A cycle still running when the next is due skips it.
+			if syncing.TryLock() {
+				background.Add(1)
+				go func() {
+					defer background.Done()
+					defer syncing.Unlock()
+					c.SyncPowerStates(ctx)
+				}()
+			}
 		}
 	}
 }

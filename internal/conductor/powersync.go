@@ -45,9 +45,17 @@ const powerFailureFault = "power failure"
 // skipped as locked.
 var powerSyncExcluded = []string{states.Enroll, states.AdoptFailed, states.CleanWait, states.InspectWait}
 
+// powerSyncStates are the states the sync lists, so that the database
+// reads (by the provision_state index) neither the excluded nodes nor
+// those in a transient state: a fleet waiting in enroll costs nothing.
+var powerSyncStates = slices.DeleteFunc(slices.Clone(states.All), func(s string) bool {
+	return states.IsTransient(s) || slices.Contains(powerSyncExcluded, s)
+})
+
 // PowerSyncResult is what one sync cycle did.
 type PowerSyncResult struct {
-	// Listed is the nodes read (not in maintenance, every conductor's);
+	// Listed is the nodes read (every conductor's, not in maintenance,
+	// not locked, in a state the sync works in);
 	// Checked those of this conductor whose BMC was asked.
 	Listed, Checked int
 	// Corrected is the nodes whose power or recorded state was changed;
@@ -64,8 +72,8 @@ type PowerSyncResult struct {
 // dead BMC reaches maintenance fast, as in Ironic.
 func (c *Conductor) SyncPowerStates(ctx context.Context) PowerSyncResult {
 	started := time.Now()
-	maint := false
-	nodes, err := c.store.ListNodes(ctx, store.NodeFilter{Maintenance: &maint})
+	maint, reserved := false, false
+	nodes, err := c.store.ListNodes(ctx, store.NodeFilter{ProvisionState: powerSyncStates, Maintenance: &maint, Reserved: &reserved})
 	if err != nil {
 		if ctx.Err() == nil {
 			c.log.Error("list nodes for the power state sync", "error", err)

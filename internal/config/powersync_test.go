@@ -23,7 +23,7 @@ func TestLoad_PowerSyncOptions(t *testing.T) {
 		t.Errorf("interval -1, no force: %v, %+v", err, cfg)
 	}
 	for env, want := range map[string]string{
-		"FERRO_CONDUCTOR_SYNC_POWER_STATE_WORKERS=0":     "[conductor]sync_power_state_workers must be at least 1",
+		"FERRO_CONDUCTOR_SYNC_POWER_STATE_WORKERS=0":      "[conductor]sync_power_state_workers must be at least 1",
 		"FERRO_CONDUCTOR_POWER_STATE_SYNC_MAX_RETRIES=-1": "[conductor]power_state_sync_max_retries is -1",
 	} {
 		if _, _, err := Load("", []string{env}, testHardware); err == nil || !strings.Contains(err.Error(), want) {

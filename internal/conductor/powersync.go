@@ -226,7 +226,9 @@ func (c *Conductor) doSyncPowerState(ctx context.Context, n *baremetal.Node, cou
 		c.powerSyncMaxRetriesExceededLocked(ctx, lt, actual, nil)
 		return count, true, true
 	}
-	if c.o.PowerSync.Force && !node.DisablePowerOff {
+	// Only a recorded on or off can be forced back (not "error").
+	forcible := node.PowerState == baremetal.PowerOn || node.PowerState == baremetal.PowerOff
+	if c.o.PowerSync.Force && forcible && !node.DisablePowerOff {
 		t.Log.Warn("During sync_power_state, the node's power state does not match the recorded one; changing the hardware state",
 			"actual", actual, "state", node.PowerState)
 		want := node.PowerState

@@ -90,10 +90,12 @@ const (
 	// RuleIPAContinueInspection guards POST /v1/continue_inspection,
 	// which anyone may call (the lookup protects it).
 	RuleIPAContinueInspection = "baremetal:driver:ipa_continue_inspection"
-	RuleNodeListAll           = "baremetal:node:list_all"
-	RulePortListAll           = "baremetal:port:list_all"
-	RulePGListAll             = "baremetal:portgroup:list_all"
-	RuleAllocListAll          = "baremetal:allocation:list_all"
+	// RuleIPAHeartbeat guards POST /v1/heartbeat: Ironic's check_str ''.
+	RuleIPAHeartbeat = "baremetal:node:ipa_heartbeat"
+	RuleNodeListAll  = "baremetal:node:list_all"
+	RulePortListAll  = "baremetal:port:list_all"
+	RulePGListAll    = "baremetal:portgroup:list_all"
+	RuleAllocListAll = "baremetal:allocation:list_all"
 	// RuleAllocCreateRestricted allows an allocation for another project.
 	RuleAllocCreateRestricted = "baremetal:allocation:create_restricted"
 	// RuleNodeCreateSelfOwned lets a project admin create a node it owns.
@@ -174,6 +176,8 @@ var rules = map[string]rule{
 	"baremetal:node:get_console":              systemMemberOrOwnerMember,
 	"baremetal:node:set_console_state":        systemMemberOrOwnerMember,
 	"baremetal:node:vif:list":                 systemOrProjectReader,
+	"baremetal:node:vif:attach":               systemOrOwnerMemberLesseeAdmin,
+	"baremetal:node:vif:detach":               systemOrOwnerMemberLesseeAdmin,
 	"baremetal:node:traits:list":              systemOrProjectReader,
 	"baremetal:node:traits:set":               systemMemberOrOwnerAdmin,
 	"baremetal:node:traits:delete":            systemMemberOrOwnerAdmin,
@@ -215,16 +219,23 @@ var rules = map[string]rule{
 	"baremetal:deploy_template:create":                  systemAdmin,
 	"baremetal:deploy_template:update":                  systemAdmin,
 	"baremetal:deploy_template:delete":                  systemAdmin,
-	RuleAllocationGet:                                   allocationReader,
-	"baremetal:allocation:list":                         apiReader,
-	RuleAllocListAll:                                    systemReader,
-	"baremetal:allocation:create":                       allocationCreator,
-	RuleAllocCreateRestricted:                           systemMember,
-	"baremetal:allocation:delete":                       allocationMember,
-	"baremetal:allocation:update":                       allocationMember,
-	RulePublic:                                          func(*Credentials, Target) bool { return true },
+	// Ironic master's rule_policies (1.96).
+	"baremetal:inspection_rule:get":      systemReader,
+	"baremetal:inspection_rule:list_all": systemReader,
+	"baremetal:inspection_rule:create":   systemAdmin,
+	"baremetal:inspection_rule:update":   systemAdmin,
+	"baremetal:inspection_rule:delete":   systemAdmin,
+	RuleAllocationGet:                    allocationReader,
+	"baremetal:allocation:list":          apiReader,
+	RuleAllocListAll:                     systemReader,
+	"baremetal:allocation:create":        allocationCreator,
+	RuleAllocCreateRestricted:            systemMember,
+	"baremetal:allocation:delete":        allocationMember,
+	"baremetal:allocation:update":        allocationMember,
+	RulePublic:                           func(*Credentials, Target) bool { return true },
 	// Ironic's check_str '': the ramdisk's report needs no credentials.
 	RuleIPAContinueInspection: func(*Credentials, Target) bool { return true },
+	RuleIPAHeartbeat:          func(*Credentials, Target) bool { return true },
 }
 
 // Allowed reports whether c may do what the rule guards on t. nil

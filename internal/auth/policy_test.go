@@ -88,7 +88,7 @@ func TestIronicRoute_EveryRuleExists(t *testing.T) {
 		want    Route
 	}{
 		{"GET /v1/nodes/{node}/firmware", Route{RuleNodeGet, TargetNode}},
-		{"POST /v1/nodes/{node}/vifs", Route{"baremetal:node:update", TargetNode}},
+		{"POST /v1/nodes/{node}/vmedia", Route{"baremetal:node:update", TargetNode}},
 		{"GET /v1/deploy_templates", Route{"baremetal:deploy_template:get", TargetNone}},
 		{"GET /v1/runbooks", Route{ruleGenericRead, TargetNone}},
 		{"POST /v1/runbooks", Route{ruleGenericWrite, TargetNone}},

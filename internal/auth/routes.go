@@ -67,6 +67,8 @@ var ironicRoutes = map[string]Route{
 	"GET /v1/{$}": {RulePublic, TargetNone},
 	// The ramdisk's report: public (Ironic's check_str '').
 	"POST /v1/continue_inspection": {RuleIPAContinueInspection, TargetNone},
+	"POST /v1/heartbeat":           {RuleIPAHeartbeat, TargetNone},
+	"POST /v1/heartbeat/{node}":    {RuleIPAHeartbeat, TargetNone},
 
 	"GET /v1/nodes":                                         {"baremetal:node:list", TargetList},
 	"GET /v1/nodes/{$}":                                     {"baremetal:node:list", TargetList},
@@ -103,6 +105,8 @@ var ironicRoutes = map[string]Route{
 	"GET /v1/nodes/{node}/bios":                             {"baremetal:node:bios:get", TargetNode},
 	"GET /v1/nodes/{node}/bios/{setting}":                   {"baremetal:node:bios:get", TargetNode},
 	"GET /v1/nodes/{node}/vifs":                             {"baremetal:node:vif:list", TargetNode},
+	"POST /v1/nodes/{node}/vifs":                            {"baremetal:node:vif:attach", TargetNode},
+	"DELETE /v1/nodes/{node}/vifs/{vif}":                    {"baremetal:node:vif:detach", TargetNode},
 	"GET /v1/nodes/{node}/allocation":                       {RuleAllocationGet, TargetNodeAllocation},
 	"DELETE /v1/nodes/{node}/allocation":                    {"baremetal:allocation:delete", TargetNodeAllocation},
 	"GET /v1/nodes/{node}/ports":                            {"baremetal:port:list", TargetNodeList},
@@ -182,6 +186,13 @@ var ironicRoutes = map[string]Route{
 	"POST /v1/deploy_templates":                             {"baremetal:deploy_template:create", TargetNone},
 	"PATCH /v1/deploy_templates/{template}":                 {"baremetal:deploy_template:update", TargetNone},
 	"DELETE /v1/deploy_templates/{template}":                {"baremetal:deploy_template:delete", TargetNone},
+	// Inspection rules (1.96): Ironic master's rule_policies.
+	"GET /v1/inspection_rules":           {"baremetal:inspection_rule:get", TargetNone},
+	"GET /v1/inspection_rules/{$}":       {"baremetal:inspection_rule:get", TargetNone},
+	"GET /v1/inspection_rules/{rule}":    {"baremetal:inspection_rule:get", TargetNone},
+	"POST /v1/inspection_rules":          {"baremetal:inspection_rule:create", TargetNone},
+	"PATCH /v1/inspection_rules/{rule}":  {"baremetal:inspection_rule:update", TargetNone},
+	"DELETE /v1/inspection_rules/{rule}": {"baremetal:inspection_rule:delete", TargetNone},
 }
 
 // IronicRoute returns the policy of an Ironic API route pattern. A

@@ -117,6 +117,10 @@ type Port struct {
 	IsSmartNIC          bool   `json:"is_smartnic"`
 	Name                string `json:"name,omitempty"`
 	Description         string `json:"description,omitempty"`
+	Vendor              string `json:"vendor,omitempty"`
+	Category            string `json:"category,omitempty"`
+	// AvailableForDynamicPortgroup (1.111): nil is Ironic's default, true.
+	AvailableForDynamicPortgroup *bool `json:"available_for_dynamic_portgroup,omitempty"`
 
 	CreatedAt time.Time  `json:"created_at"`
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
@@ -134,6 +138,10 @@ type Portgroup struct {
 	Extra                    JSON   `json:"extra"`
 	InternalInfo             JSON   `json:"internal_info"`
 	PhysicalNetwork          string `json:"physical_network,omitempty"`
+	Category                 string `json:"category,omitempty"`
+	// DynamicPortgroup is set by Ironic's conductor for the portgroups it
+	// builds itself (1.111); read-only through the API.
+	DynamicPortgroup bool `json:"dynamic_portgroup,omitempty"`
 
 	CreatedAt time.Time  `json:"created_at"`
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`

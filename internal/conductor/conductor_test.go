@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -195,8 +196,10 @@ func TestProvision_ManageInspectProvideWithFakeHardware(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := r.waitState(t, n.UUID, states.Manageable)
-	if got.PowerState != baremetal.PowerOff {
-		t.Errorf("power state after verify = %q", got.PowerState)
+	// Ironic's fake power reports the recorded state: none until the
+	// first power action.
+	if got.PowerState != "" {
+		t.Errorf("power state after verify = %q, want none (null)", got.PowerState)
 	}
 	if err := r.c.DoProvisionAction(ctx, n.UUID, VerbInspect); err != nil {
 		t.Fatal(err)
@@ -693,5 +696,88 @@ func TestValidateNode_Ironic214Interfaces(t *testing.T) {
 	}
 	if r := res["power"]; r.Result == nil || !*r.Result || r.Reason != "" {
 		t.Errorf("power = %+v, want true", r)
+	}
+}
+
+// TestPower_LastPowerStateChange: every power action Ironic does not skip
+// stamps driver_internal_info.last_power_state_change (node_power_action);
+// fake power reports none until the first one.
+func TestPower_LastPowerStateChange(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	n := r.node(t, states.Manageable, nil)
+	power := func(target string) *baremetal.Node {
+		t.Helper()
+		if err := r.c.ChangePowerState(ctx, n.UUID, target, 0); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got, err := r.store.GetNode(ctx, n.UUID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.c.lockMu.Lock()
+			_, locked := r.c.locked[n.UUID]
+			r.c.lockMu.Unlock()
+			if got.TargetPowerState == "" && got.Reservation == "" && !locked {
+				return got
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("power %s: node still has target %q", target, got.TargetPowerState)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	stamp := func(n *baremetal.Node) any { return n.DriverInternalInfo[driver.LastPowerStateChangeKey] }
+
+	if n.PowerState != "" || stamp(n) != nil {
+		t.Fatalf("new node: power %q, stamp %v; want none", n.PowerState, stamp(n))
+	}
+	on := power(baremetal.PowerOn)
+	first := r.clock().Format("2006-01-02T15:04:05.000000")
+	if on.PowerState != baremetal.PowerOn || stamp(on) != first {
+		t.Fatalf("after power on: power %q, last_power_state_change %v, want %q", on.PowerState, stamp(on), first)
+	}
+	r.advance(time.Minute)
+	if again := power(baremetal.PowerOn); stamp(again) != first {
+		t.Errorf("power on of a node that is on: last_power_state_change %v, want it kept (%s): Ironic skips the action", stamp(again), first)
+	}
+	off := power(baremetal.PowerOff)
+	if want := r.clock().Format("2006-01-02T15:04:05.000000"); stamp(off) != want {
+		t.Errorf("after power off: last_power_state_change %v, want %s", stamp(off), want)
+	}
+}
+
+// Inspecting a node whose inspect interface is no-inspect is Ironic's
+// UnsupportedDriverExtension, refused before the state changes.
+func TestProvision_InspectWithNoInspect(t *testing.T) {
+	r := newRig(t)
+	n := r.node(t, states.Manageable, map[string]string{"inspect": "no-inspect"})
+	err := r.c.DoProvisionAction(context.Background(), n.UUID, VerbInspect)
+	const want = "Driver fake-hardware does not support inspect (disabled or not implemented)."
+	if !errors.Is(err, driver.ErrUnsupported) || !strings.HasSuffix(err.Error(), ": "+want) {
+		t.Fatalf("inspect with no-inspect: %v, want ErrUnsupported with %q", err, want)
+	}
+	if got := r.waitState(t, n.UUID, states.Manageable); got.LastError != "" {
+		t.Errorf("last_error %q after a refused inspect", got.LastError)
+	}
+}
+
+// A retired manageable node is not provided (Ironic's NodeIsRetired).
+func TestProvision_ProvideRetired(t *testing.T) {
+	r := newRig(t)
+	n := r.node(t, states.Manageable, nil)
+	n.Retired = true
+	if err := r.store.UpdateNode(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	err := r.c.DoProvisionAction(context.Background(), n.UUID, VerbProvide)
+	want := "The providing operation can't be performed on node " + n.UUID + " because it is retired."
+	if !errors.Is(err, driver.ErrInvalidParameter) || !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("provide of a retired node: %v, want ErrInvalidParameter with %q", err, want)
+	}
+	if got := r.waitState(t, n.UUID, states.Manageable); got.ProvisionState != states.Manageable {
+		t.Errorf("state %s", got.ProvisionState)
 	}
 }

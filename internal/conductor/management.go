@@ -66,6 +66,7 @@ func (c *Conductor) ChangePowerState(ctx context.Context, ident, target string, 
 
 // setPower switches power and records the state the interface reports.
 func (c *Conductor) setPower(ctx context.Context, t *driver.Task, target string, timeout time.Duration) error {
+	driver.StampPowerChange(t.Node, target, c.now())
 	if err := t.Driver.Power.SetPowerState(ctx, t, target, timeout); err != nil {
 		return err
 	}
@@ -77,6 +78,11 @@ func (c *Conductor) setPower(ctx context.Context, t *driver.Task, target string,
 	t.Node.PowerState = st
 	t.Node.UpdatedAt = &now
 	return nil
+}
+
+// unsupportedExtension is Ironic's UnsupportedDriverExtension message.
+func unsupportedExtension(hwType, kind string) string {
+	return fmt.Sprintf("Driver %s does not support %s (disabled or not implemented).", hwType, kind)
 }
 
 // SetBootDevice sets the node's boot device under its lock.
@@ -126,7 +132,7 @@ func (c *Conductor) ValidateNode(ctx context.Context, ident string) (map[string]
 	out := map[string]ValidationResult{}
 	unsupported := func(kind string) ValidationResult {
 		fail := false
-		return ValidationResult{Result: &fail, Reason: fmt.Sprintf("Driver %s does not support %s (disabled or not implemented).", t.Node.Driver, kind)}
+		return ValidationResult{Result: &fail, Reason: unsupportedExtension(t.Node.Driver, kind)}
 	}
 	check := func(kind string, v interface {
 		Validate(context.Context, *driver.Task) error

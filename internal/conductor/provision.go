@@ -213,6 +213,10 @@ func (c *Conductor) startFake(ctx context.Context, t *driver.Task, verb string) 
 // startProvide: manageable → cleaning → available. Automated cleaning needs a
 // deploy ramdisk, which ferro does not drive, so cleaning completes at once.
 func (c *Conductor) startProvide(ctx context.Context, t *driver.Task) (func(context.Context, *driver.Task), error) {
+	if t.Node.Retired && t.Node.ProvisionState == states.Manageable {
+		// Ironic's NodeIsRetired: a retired node is not handed out again.
+		return nil, fmt.Errorf("%w: The providing operation can't be performed on node %s because it is retired.", driver.ErrInvalidParameter, t.Node.UUID)
+	}
 	if err := t.Driver.Power.Validate(ctx, t); err != nil {
 		return nil, err
 	}
@@ -234,6 +238,10 @@ func (c *Conductor) startInspect(ctx context.Context, t *driver.Task) (func(cont
 		return nil, fmt.Errorf("validate power interface of node %s: %w", t.Node.UUID, err)
 	}
 	if err := t.Driver.Inspect.Validate(ctx, t); err != nil {
+		if errors.Is(err, driver.ErrUnsupported) {
+			// no-inspect: Ironic's UnsupportedDriverExtension.
+			return nil, fmt.Errorf("%w: %s", driver.ErrUnsupported, unsupportedExtension(t.Node.Driver, "inspect"))
+		}
 		return nil, fmt.Errorf("validate inspect interface of node %s: %w", t.Node.UUID, err)
 	}
 	now := c.now().UTC()

@@ -30,6 +30,9 @@ var NotOptions = []string{
 	"FERRO_TEMPEST_TARGET",        // test/tempest: the API under test
 	"FERRO_TEMPEST_DIR",           // test/tempest: where tempest's files are kept
 	"FERRO_TEMPEST_WRITE_PASSING", // test/tempest: write the passing tests (baseline)
+	"FERRO_SDK_TARGET",            // test/sdk: the API under test
+	"FERRO_SDK_DIR",               // test/sdk: where the workspace is kept
+	"FERRO_SDK_WRITE_PASSING",     // test/sdk: write the passing tests (baseline)
 	"FERRO_METAL3_DIAGNOSE",       // test/metal3
 	"FERRO_METAL3_TRANSCRIPT",     // test/metal3
 	"FERRO_AGENT_UEVENT_HELPER",   // internal/agent tests: re-executed helpers

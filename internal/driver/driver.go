@@ -78,6 +78,32 @@ type Power interface {
 	SetPowerState(ctx context.Context, t *Task, state string, timeout time.Duration) error
 }
 
+// LastPowerStateChangeKey is the driver_internal_info member Ironic stamps
+// at every power action it does not skip (node_power_action).
+const LastPowerStateChangeKey = "last_power_state_change"
+
+// StampPowerChange records a power action towards target at now, unless
+// Ironic would skip it: on or off when the node is there already.
+func StampPowerChange(n *baremetal.Node, target string, now time.Time) {
+	if target != baremetal.PowerReboot && target == n.PowerState {
+		return
+	}
+	if n.DriverInternalInfo == nil {
+		n.DriverInternalInfo = baremetal.JSON{}
+	}
+	n.DriverInternalInfo[LastPowerStateChangeKey] = pyISOFormat(now.UTC())
+}
+
+// pyISOFormat is Python's datetime.isoformat of a naive time:
+// microseconds, unless they are zero.
+func pyISOFormat(t time.Time) string {
+	s := t.Format("2006-01-02T15:04:05")
+	if us := t.Nanosecond() / 1000; us != 0 {
+		s += fmt.Sprintf(".%06d", us)
+	}
+	return s
+}
+
 // Management sets the boot device.
 type Management interface {
 	Validate(ctx context.Context, t *Task) error

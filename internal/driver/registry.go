@@ -36,6 +36,9 @@ type Property struct {
 	Description string
 	// Required says validation fails without it.
 	Required bool
+	// Kind, when set, limits the key to the folder's interface of that
+	// kind (fake's vendor keys): only a default one of it lists the key.
+	Kind string
 	// Secret says the value is a credential: never shown or logged. The
 	// API masks driver_info by Ironic's rule (a key containing password,
 	// token, …), which must cover every Secret key.
@@ -234,40 +237,41 @@ func (r *Registry) HardwareType(name string) (HardwareType, bool) {
 	return ht, ok
 }
 
-// Properties returns the driver_info keys an enabled hardware type reads:
-// CommonProperties and those of every hardware type whose interfaces it
-// supports, sorted by name.
+// Properties returns what GET /v1/drivers/{type}/properties lists for an
+// enabled hardware type, sorted by name: as Ironic's get_properties, the
+// keys of the type's default interface of every kind. A default interface
+// of a folder (ipmitool, redfish, …) brings the folder's Properties; a
+// default boot or deploy interface that is not fake brings
+// CommonProperties. So fake-hardware, all fake by default, lists only what
+// Ironic's fake vendor interface describes.
 func (r *Registry) Properties(hwType string) ([]Property, bool) {
-	ht, ok := r.types[hwType]
-	if !ok {
+	if _, ok := r.types[hwType]; !ok {
 		return nil, false
 	}
 	byName := map[string]Property{}
-	for _, p := range CommonProperties {
-		byName[p.Name] = p
-	}
-	for _, other := range r.all {
-		if supportsAny(ht, other.Interfaces) {
-			for _, p := range other.Properties {
+	for _, kind := range Kinds {
+		name, err := r.DefaultInterface(hwType, kind)
+		if err != nil {
+			continue
+		}
+		if (kind == "boot" || kind == "deploy") && name != "fake" {
+			for _, p := range CommonProperties {
 				byName[p.Name] = p
+			}
+		}
+		for _, other := range r.all {
+			if slices.Contains(other.Interfaces, name) {
+				for _, p := range other.Properties {
+					if p.Kind == "" || p.Kind == kind {
+						byName[p.Name] = p
+					}
+				}
 			}
 		}
 	}
 	out := slices.Collect(maps.Values(byName))
 	slices.SortFunc(out, func(a, b Property) int { return strings.Compare(a.Name, b.Name) })
 	return out, true
-}
-
-// supportsAny reports whether ht supports an interface named in names.
-func supportsAny(ht HardwareType, names []string) bool {
-	for _, supported := range ht.Supported {
-		for _, n := range supported {
-			if slices.Contains(names, n) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // EnabledFor returns the interfaces of a kind that are both supported by the

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,27 +27,51 @@ func TestEnableAll(t *testing.T) {
 	}
 }
 
-// A type lists the common keys and those of every type whose interfaces it
-// supports, enabled or not; a disabled type has none.
+// A type lists, as Ironic's get_properties, the keys of its default
+// interfaces: a folder's keys when its interface is the default of a kind
+// (the configured default first), the common keys when its default boot
+// or deploy interface is a real one; a disabled type has none.
 func TestRegistry_Properties(t *testing.T) {
-	r := NewRegistry([]HardwareType{typeA, typeB}, Enabled{Types: []string{"b"}})
-	props, ok := r.Properties("b")
-	if !ok {
-		t.Fatal("b is enabled")
-	}
-	names := map[string]bool{}
-	for _, p := range props {
-		names[p.Name] = true
-	}
-	for _, want := range []string{"a_address", "b_password", "deploy_kernel"} {
-		if !names[want] {
-			t.Errorf("b's properties lack %s: b supports pa", want)
+	typeV := HardwareType{Name: "v", Supported: map[string][]string{"boot": {"fake"}, "vendor": {"fake"}, "power": {"fake"}},
+		Interfaces: []string{"fake"}, Properties: []Property{{Name: "V1", Description: "V1.", Kind: "vendor"}}}
+	names := func(r *Registry, hw string) []string {
+		t.Helper()
+		props, ok := r.Properties(hw)
+		if !ok {
+			t.Fatalf("%s is enabled", hw)
 		}
+		var out []string
+		for _, p := range props {
+			out = append(out, p.Name)
+		}
+		return out
 	}
-	if len(props) != len(CommonProperties)+2 {
-		t.Errorf("%d properties, want the %d common ones and two", len(props), len(CommonProperties))
+	common := func(extra ...string) []string {
+		out := extra
+		for _, p := range CommonProperties {
+			out = append(out, p.Name)
+		}
+		slices.Sort(out)
+		return out
 	}
-	if _, ok := r.Properties("a"); ok {
+	all := EnableAll([]HardwareType{typeA, typeB, typeV})
+	r := NewRegistry([]HardwareType{typeA, typeB, typeV}, all)
+	if diff := cmp.Diff(common("a_address"), names(r, "a")); diff != "" {
+		t.Errorf("a (default power pa, boot b1) (-want +got):\n%s", diff)
+	}
+	// b's default power is shared: b_password (pb) and a_address (pa,
+	// supported but not the default) are not listed.
+	if got := names(r, "b"); len(got) != 0 {
+		t.Errorf("b (default power shared) lists %v, want nothing", got)
+	}
+	if diff := cmp.Diff([]string{"V1"}, names(r, "v")); diff != "" {
+		t.Errorf("v (all fake) (-want +got):\n%s", diff)
+	}
+	all.Defaults = map[string]string{"power": "pb"}
+	if diff := cmp.Diff([]string{"b_password"}, names(NewRegistry([]HardwareType{typeA, typeB, typeV}, all), "b")); diff != "" {
+		t.Errorf("b with [DEFAULT]default_power_interface=pb (-want +got):\n%s", diff)
+	}
+	if _, ok := NewRegistry([]HardwareType{typeA, typeB}, Enabled{Types: []string{"b"}}).Properties("a"); ok {
 		t.Error("a disabled type has properties")
 	}
 }

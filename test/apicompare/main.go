@@ -7,7 +7,7 @@
 // Each binary runs on its embedded defaults (a fresh SQLite data directory,
 // noauth, fake-hardware enabled) on free loopback ports. The requests
 // (script.go) cover every resource, list filter, sort key, marker, limit,
-// detail and fields, microversions 1.1 to 1.82 and above the maximum, bad
+// detail and fields, microversions 1.1 to 1.115 and above the maximum, bad
 // input of every kind, PATCH on internal and mandatory fields, other
 // methods, provision and power verbs on fake-hardware nodes and the .json
 // suffix. Answers are compared after normalisation (normalise.go): status,

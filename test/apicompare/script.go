@@ -35,18 +35,18 @@ func instanceID(i int) string   { return id('7', i) }
 func scratchID(i int) string    { return id('6', i) }
 func minorVersion(m int) string { return "1." + strconv.Itoa(m) }
 
-// everyVersion is no header, 1.1 to 1.82, one above the maximum and latest.
+// everyVersion is no header, 1.1 to 1.115, one above the maximum and latest.
 var everyVersion = func() []string {
 	v := []string{""}
-	for m := 1; m <= 82; m++ {
+	for m := 1; m <= 115; m++ {
 		v = append(v, minorVersion(m))
 	}
-	return append(v, "1.83", "latest")
+	return append(v, "1.116", "latest")
 }()
 
 // someVersions are the versions where most gates are.
 var someVersions = []string{"", "1.1", "1.4", "1.5", "1.8", "1.10", "1.20", "1.31", "1.37", "1.43",
-	"1.49", "1.52", "1.58", "1.65", "1.75", "1.81", "latest"}
+	"1.49", "1.52", "1.58", "1.65", "1.75", "1.81", "1.82", "1.96", "latest"}
 
 // badVersions are header values that are not a version ferro serves.
 var badVersions = []string{"1.0", "2.0", "1", "abc", "1.82.1", "0.9", " 1.5 ", "LATEST", "1.x", "1.-1", "1.083", "99.1", ""}
@@ -461,7 +461,7 @@ var sortKeys = []string{
 }
 
 var listPaths = []string{"/v1/nodes", "/v1/ports", "/v1/portgroups", "/v1/chassis", "/v1/allocations",
-	"/v1/deploy_templates", "/v1/volume/connectors", "/v1/volume/targets", "/v1/conductors"}
+	"/v1/deploy_templates", "/v1/volume/connectors", "/v1/volume/targets", "/v1/conductors", "/v1/inspection_rules"}
 
 func (s *script) sortKeys() {
 	for _, p := range listPaths {
@@ -620,7 +620,8 @@ func (s *script) unknownArgs() {
 		"/v1/nodes/" + n1 + "/traits", "/v1/nodes/" + n1 + "/validate", "/v1/nodes/" + n1 + "/history",
 		"/v1/ports", "/v1/ports/" + portID(1), "/v1/portgroups", "/v1/chassis", "/v1/chassis/" + chassisID(1),
 		"/v1/allocations", "/v1/allocations/" + allocID(1), "/v1/deploy_templates", "/v1/volume", "/v1/volume/connectors",
-		"/v1/conductors", "/v1/drivers", "/v1/drivers/ipmi", "/v1/drivers/ipmi/properties", "/v1/shards", "/", "/v1"} {
+		"/v1/conductors", "/v1/drivers", "/v1/drivers/ipmi", "/v1/drivers/ipmi/properties", "/v1/shards",
+		"/v1/inspection_rules", "/", "/v1"} {
 		s.get(p+"?bogus=1", "latest")
 		s.get(p+"?a=1&b=2&fields=uuid", "latest")
 		s.get(p+"?%zz=1", "latest")
@@ -637,7 +638,7 @@ func (s *script) methods() {
 		"/v1/chassis", "/v1/chassis/" + chassisID(2), "/v1/allocations", "/v1/allocations/" + allocID(2),
 		"/v1/deploy_templates", "/v1/deploy_templates/" + templateID(2), "/v1/volume", "/v1/volume/connectors",
 		"/v1/volume/targets/" + targetID(2), "/v1/conductors", "/v1/drivers", "/v1/drivers/ipmi", "/v1/shards",
-		"/v1/lookup", "/v1/heartbeat/" + n2, "/v1/events", "/v1/nope", "/nope", "/v2"}
+		"/v1/lookup", "/v1/heartbeat/" + n2, "/v1/events", "/v1/inspection_rules", "/v1/nope", "/nope", "/v2"}
 	for _, p := range paths {
 		for _, m := range []string{"HEAD", "OPTIONS", "TRACE", "FOO"} {
 			s.do(m, p, "latest", "")
@@ -665,7 +666,7 @@ func (s *script) jsonSuffix() {
 		"/v1/nodes/node-1.json", "/v1/nodes/" + n1 + "/states.json", "/v1/ports.json", "/v1/ports/" + portID(1) + ".json",
 		"/v1/portgroups/pg-one.json", "/v1/chassis.json", "/v1/drivers.json", "/v1/drivers/ipmi.json",
 		"/v1/conductors.json", "/v1/allocations/alloc-one.json", "/v1/deploy_templates/CUSTOM_DT_ONE.json", "/nodes.json"} {
-		s.get(p, "", "1.82", "1.83", "latest")
+		s.get(p, "", "1.82", "1.83", "1.90", "1.91", "latest")
 	}
 }
 

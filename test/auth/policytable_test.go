@@ -145,6 +145,7 @@ type tableEnv struct {
 	other              string // a node of project b: where a move is refused
 	allocation         string // an allocation of project a
 	chassis, template  string
+	rule               string // an inspection rule
 	hostname           string
 	seq                atomic.Int64
 }
@@ -311,6 +312,13 @@ func (e *tableEnv) newTemplate() string {
 	return d.UUID
 }
 
+func (e *tableEnv) newRule() string {
+	var r uuidOnly
+	e.must("POST", "/v1/inspection_rules", map[string]any{"description": "table",
+		"actions": []any{map[string]any{"op": "log", "args": map[string]any{"msg": "table"}}}}, &r)
+	return r.UUID
+}
+
 func (e *tableEnv) newFixture(lessee string) tableFixture {
 	f := tableFixture{owner: e.projectA, lessee: lessee, trait: "CUSTOM_TABLE"}
 	f.node, f.name = e.newNode(e.projectA, lessee)
@@ -339,6 +347,7 @@ func newTableEnv(t *testing.T, base, projectA, projectB string, admin func(*http
 	e.allocation = e.newAllocation()
 	e.chassis = e.newChassis()
 	e.template = e.newTemplate()
+	e.rule = e.newRule()
 	var c struct {
 		Conductors []struct {
 			Hostname string `json:"hostname"`
@@ -354,7 +363,7 @@ func newTableEnv(t *testing.T, base, projectA, projectB string, admin func(*http
 
 // objectWildcards are the path wildcards that name an object a row's
 // rule may be checked against (the others name a part of one).
-var objectWildcards = []string{"{node}", "{port}", "{portgroup}", "{volume}", "{allocation}", "{chassis}", "{template}"}
+var objectWildcards = []string{"{node}", "{port}", "{portgroup}", "{volume}", "{allocation}", "{chassis}", "{template}", "{rule}"}
 
 var wildcardRE = regexp.MustCompile(`\{[a-z]+\}`)
 
@@ -421,12 +430,19 @@ func (e *tableEnv) build(r tableRow, persona string) request {
 			if fresh {
 				v = e.newTemplate()
 			}
+		case "{rule}":
+			v = e.rule
+			if fresh {
+				v = e.newRule()
+			}
 		case "{trait}":
 			v = f.trait
 		case "{event}":
 			v = f.event
 		case "{setting}":
 			v = "table"
+		case "{vif}":
+			v = "8b8f3ec4-8f2a-4f3e-9c0d-1a2b3c4d5e6f"
 		case "{driver}":
 			v = "fake-hardware"
 		case "{hostname}":

@@ -57,8 +57,8 @@ func TestBaremetalCLI_FakeBootFallbackValidateAbortDelete(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if v := field(apiNode(t, srv, "n1"), "driver_internal_info", "fake_boot_device", "boot_device"); v != "pxe" {
-		t.Errorf("boot device = %v, want pxe (set by the inspector)", v)
+	if uuid, _ := field(n, "uuid").(string); srv.FakeBootDevice(uuid) != "pxe" {
+		t.Errorf("boot device = %q, want pxe (set by the inspector)", srv.FakeBootDevice(uuid))
 	}
 	status, body := apiRequest(t, srv, http.MethodGet, "/v1/nodes/n1/history?detail=true", "")
 	var hist struct {

@@ -132,42 +132,11 @@ func subdir(name string) string {
 	return filepath.Join(dir, filepath.Base(name))
 }
 
-// Ferro's service user for keystone_authtoken: in the service project
-// with the service role, which Keystone's identity:validate_token allows
-// (rule:service_role) without making the user an admin.
-const (
-	serviceProject  = "service"
-	serviceRole     = "service"
-	serviceUser     = "ironic"
-	servicePassword = "pw-ironic-service"
-)
-
 // startKeystoneFerro creates ferro's service user in ks and starts ferro
 // with auth_strategy keystone against it.
 func startKeystoneFerro(t *testing.T, ks *keystonetest.Server) *ferrotest.Server {
 	t.Helper()
-	// keystone-manage bootstrap (2023.1) makes admin, member and reader,
-	// not the service role.
-	ks.Admin(t, http.MethodPost, "/v3/roles", map[string]any{"role": map[string]any{"name": serviceRole}}, nil, http.StatusCreated)
-	uid := ks.CreateUser(t, serviceUser, servicePassword)
-	ks.GrantProject(t, uid, ks.CreateProject(t, serviceProject), serviceRole)
-	conf := filepath.Join(t.TempDir(), "ferro.conf")
-	body := fmt.Sprintf(`[DEFAULT]
-auth_strategy = keystone
-[keystone_authtoken]
-www_authenticate_uri = %[1]s
-auth_url = %[1]s
-auth_type = password
-username = %[2]s
-password = %[3]s
-project_name = %[4]s
-user_domain_name = Default
-project_domain_name = Default
-region_name = %[5]s
-`, ks.AuthURL(), serviceUser, servicePassword, serviceProject, keystonetest.Region)
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	conf := ks.FerroConfig(t)
 	srv := ferrotest.Start(t, ferrotest.WithConfig(conf))
 	if !strings.Contains(srv.Log(), "auth_strategy=keystone") {
 		t.Fatalf("ferro serve does not say it validates Keystone tokens:\n%s", srv.Log())

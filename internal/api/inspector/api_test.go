@@ -166,9 +166,9 @@ func TestGophercloud_StartManagedStatusAbort(t *testing.T) {
 	r.waitIntrospection(t, n.UUID, inspector.StateWaiting)
 	// The old path: the inspector set PXE and rebooted the node through the bare metal API.
 	// The conductor switches power in a worker, as Ironic's API does.
-	got := r.waitPower(t, n.UUID, baremetal.PowerOn)
-	if dev, _ := got.DriverInternalInfo["fake_boot_device"].(map[string]any); dev["boot_device"] != baremetal.BootDevicePXE {
-		t.Errorf("boot device %v after a managed start, want pxe", got.DriverInternalInfo["fake_boot_device"])
+	r.waitPower(t, n.UUID, baremetal.PowerOn)
+	if dev := r.boots.device(n.UUID); dev != baremetal.BootDevicePXE {
+		t.Errorf("boot device %q after a managed start, want pxe", dev)
 	}
 
 	st, err := introspection.GetIntrospectionStatus(ctx, r.client, n.UUID).Extract()
@@ -232,8 +232,8 @@ func TestStart_ManageBootFalseOnlyWaits(t *testing.T) {
 	// No power or boot device action, even later.
 	time.Sleep(50 * time.Millisecond)
 	got := r.getNode(t, n.UUID)
-	if got.PowerState != baremetal.PowerOff || got.DriverInternalInfo["fake_boot_device"] != nil {
-		t.Errorf("manage_boot=false touched the node: power %q, boot device %v", got.PowerState, got.DriverInternalInfo["fake_boot_device"])
+	if got.PowerState != baremetal.PowerOff || r.boots.device(n.UUID) != "" {
+		t.Errorf("manage_boot=false touched the node: power %q, boot device %q", got.PowerState, r.boots.device(n.UUID))
 	}
 	// The token header of the conductor's client is kept as a hash only.
 	n2 := r.node(t, nodeSpec{macs: []string{"52:54:00:00:00:02"}})

@@ -50,6 +50,32 @@ type rig struct {
 	srv      *httptest.Server
 	client   *gophercloud.ServiceClient // gophercloud baremetalintrospection, noauth
 	capture  *captureBoot
+	boots    *bootRecorder
+}
+
+// bootRecorder is fake management that remembers the boot device each
+// node was set to (fake management, as Ironic's, keeps none).
+type bootRecorder struct {
+	fake.Management
+	mu   sync.Mutex
+	last map[string]string
+}
+
+func (b *bootRecorder) SetBootDevice(ctx context.Context, t *driver.Task, device string, persistent bool) error {
+	if err := b.Management.SetBootDevice(ctx, t, device, persistent); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.last[t.Node.UUID] = device
+	return nil
+}
+
+// device is the boot device last set on the node, "" when none was.
+func (b *bootRecorder) device(uuid string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.last[uuid]
 }
 
 // captureBoot is the fake boot interface that records the kernel parameters
@@ -99,7 +125,7 @@ func newRig(t *testing.T, tweak ...any) *rig {
 	}
 	t.Cleanup(func() { db.Close() })
 
-	r := &rig{store: db, capture: &captureBoot{params: map[string]driver.RamdiskParams{}}}
+	r := &rig{store: db, capture: &captureBoot{params: map[string]driver.RamdiskParams{}}, boots: &bootRecorder{last: map[string]string{}}}
 	types := []driver.HardwareType{fake.HardwareType}
 	enabled := driver.EnableAll(types)
 	enabled.Interfaces["boot"] = append(enabled.Interfaces["boot"], "capture", "unmanaged")
@@ -118,6 +144,7 @@ func newRig(t *testing.T, tweak ...any) *rig {
 		}
 	}
 	fake.Register(reg)
+	reg.RegisterManagement("fake", r.boots)
 	reg.RegisterNetwork("noop", network.Noop{})
 	reg.RegisterBoot("capture", r.capture)
 	reg.RegisterBoot("unmanaged", unmanagedBoot{})

@@ -41,8 +41,9 @@ var allocationResource = describe(&resource[baremetal.Allocation, store.Allocati
 	path:       "allocations",
 	noun:       "allocation",
 	minVersion: v52Allocation,
-	tooOld:     allocationsTooOld,
+	tooOld:     versionDisallows("allocations", true),
 	byName:     true,
+	jsonSuffix: true,
 	asWritten:  true,
 	exactKey:   true,
 	badName:    checkPortgroupName,
@@ -87,15 +88,6 @@ var allocationResource = describe(&resource[baremetal.Allocation, store.Allocati
 		list: store.Store.ListAllocations},
 	page: func(f *store.AllocationFilter) *store.Page { return &f.Page },
 })
-
-// allocationsTooOld is Ironic's gate: below 1.52, reads are 404 and
-// writes 405.
-func allocationsTooOld(rq *request) error {
-	if rq.r.Method == http.MethodGet || rq.r.Method == http.MethodHead {
-		return notFound("The API version does not allow allocations")
-	}
-	return newError(http.StatusMethodNotAllowed, "The API version does not allow allocations")
-}
 
 // lookupNodeArg is the node an allocation's argument names: one that is
 // not there is a 400 (the argument is wrong), not a 404.
@@ -411,7 +403,7 @@ func (s *server) destroyAllocation(rq *request, al *baremetal.Allocation) error 
 // getNodeAllocation is GET /v1/nodes/{node}/allocation.
 func (s *server) getNodeAllocation(rq *request) error {
 	if rq.minor < v52Allocation {
-		return notFound("The API version does not allow allocations")
+		return nodeAllocationTooOld()
 	}
 	a, err := rq.queryArgs("fields")
 	if err != nil {
@@ -421,7 +413,17 @@ func (s *server) getNodeAllocation(rq *request) error {
 	if err := allocationResource.checkFields(fields, rq.minor); err != nil {
 		return err
 	}
-	al, err := s.nodeAllocation(rq)
+	n, err := s.node(rq)
+	if err != nil {
+		// Ironic's get_all looks the node up as a list's filter: a node
+		// that is not there (or is concealed) is a 400, not a 404.
+		var ae *apiError
+		if errors.As(err, &ae) && ae.status == http.StatusNotFound {
+			ae.status = http.StatusBadRequest
+		}
+		return err
+	}
+	al, err := s.allocationOf(rq, n)
 	if err != nil {
 		return err
 	}
@@ -431,12 +433,24 @@ func (s *server) getNodeAllocation(rq *request) error {
 	return allocationResource.writeOne(rq, s, http.StatusOK, al, newFieldSet(fields))
 }
 
+// nodeAllocationTooOld is /v1/nodes/{node}/allocation below 1.52: the
+// nodes controller has no such sub-resource then, and pecan's 404 has an
+// empty description.
+func nodeAllocationTooOld() error {
+	return &apiError{status: http.StatusNotFound, webob: true}
+}
+
 // nodeAllocation is the allocation of the node in the path.
 func (s *server) nodeAllocation(rq *request) (*baremetal.Allocation, error) {
 	n, err := s.node(rq)
 	if err != nil {
 		return nil, err
 	}
+	return s.allocationOf(rq, n)
+}
+
+// allocationOf is the allocation of n, the node in the path.
+func (s *server) allocationOf(rq *request, n *baremetal.Node) (*baremetal.Allocation, error) {
 	allocs, err := s.store.ListAllocations(rq.ctx(), store.AllocationFilter{NodeUUID: n.UUID})
 	if err != nil {
 		return nil, err
@@ -450,7 +464,7 @@ func (s *server) nodeAllocation(rq *request) (*baremetal.Allocation, error) {
 // deleteNodeAllocation is DELETE /v1/nodes/{node}/allocation.
 func (s *server) deleteNodeAllocation(rq *request) error {
 	if rq.minor < v52Allocation {
-		return notFound("The API version does not allow allocations")
+		return nodeAllocationTooOld()
 	}
 	if _, err := rq.queryArgs(); err != nil {
 		return err

@@ -129,7 +129,9 @@ func TestBadInput_ChangesNothing(t *testing.T) {
 			if fs, _ := f["faultstring"].(string); !strings.Contains(fs, tc.fault) {
 				t.Errorf("faultstring %q, want it to contain %q", fs, tc.fault)
 			}
-			if f["faultcode"] != "Client" || f["debuginfo"] != nil {
+			// Answers Ironic raises outside its API's formatting have webob's
+			// body (TestAllocations_BelowTheirVersion).
+			if _, webob := f["title"]; !webob && (f["faultcode"] != "Client" || f["debuginfo"] != nil) {
 				t.Errorf("fault %v", f)
 			}
 			if d := cmp.Diff(before, e.snapshot()); d != "" {

@@ -132,7 +132,7 @@ func (c *conductorSnapshot) appendConductor(b []byte, cd *store.Conductor, base 
 // listConductors is GET /v1/conductors (1.49).
 func (s *server) listConductors(rq *request) error {
 	if rq.minor < v49Conductors {
-		return resourceNotFound()
+		return versionNotFound()
 	}
 	a, err := rq.queryArgs("marker", "limit", "sort_key", "sort_dir", "fields", "detail")
 	if err != nil {
@@ -189,7 +189,7 @@ func (s *server) listConductors(rq *request) error {
 // getConductor is GET /v1/conductors/{hostname} (1.49).
 func (s *server) getConductor(rq *request) error {
 	if rq.minor < v49Conductors {
-		return resourceNotFound()
+		return versionNotFound()
 	}
 	a, err := rq.queryArgs("fields")
 	if err != nil {

@@ -22,7 +22,9 @@ var deployTemplateResource = describe(&resource[baremetal.DeployTemplate, store.
 	noun:       "deploy template",
 	wildcard:   "template",
 	minVersion: v55DeployTemplates,
+	tooOld:     versionDisallows("deploy templates", true),
 	byName:     true,
+	jsonSuffix: true,
 	fields: append([]viewField[*baremetal.DeployTemplate]{
 		{"uuid", 0, strOf(func(dt *baremetal.DeployTemplate) string { return dt.UUID })},
 		{"name", 0, strOf(func(dt *baremetal.DeployTemplate) string { return dt.Name })},

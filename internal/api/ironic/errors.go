@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/ferrometal/ferro/internal/conductor"
@@ -16,6 +17,10 @@ import (
 type apiError struct {
 	status int
 	msg    string
+	// webob: the body is webob's {"code", "title", "description"}, as
+	// Ironic answers an exception a controller's _route raises, outside
+	// the API's own error formatting.
+	webob bool
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -62,8 +67,18 @@ func allocationNotFound(ident string) *apiError {
 	return notFound("Allocation %s could not be found.", ident)
 }
 
-// resourceNotFound is the answer for routes the requested version does not have.
-func resourceNotFound() *apiError { return notFound("The resource could not be found.") }
+// webobError is what Ironic's routing answers with pecan's abort: a webob
+// HTTP exception without a detail, rendered {"code", "title",
+// "description": ""}.
+func webobError(status int) *apiError { return &apiError{status: status, webob: true} }
+
+// resourceNotFound is the answer for routes the requested version does not
+// have (Ironic's pecan.abort(404)).
+func resourceNotFound() *apiError { return webobError(http.StatusNotFound) }
+
+// versionNotFound is Ironic's exception.NotFound, what some controllers
+// raise below their version (conductors, /v1/volume) instead of aborting.
+func versionNotFound() *apiError { return notFound("Resource could not be found.") }
 
 // errorFor maps an error from the store, the conductor or a driver to
 // Ironic's status code and message. Handlers turn the not-found and
@@ -124,6 +139,25 @@ func sentence(s string) string {
 // serialised into the error_message string, as ironic's
 // ParsableErrorMiddleware does.
 func errorBody(status int, msg string) []byte {
+	return errorBodyOf(&apiError{status: status, msg: msg})
+}
+
+func errorBodyOf(e *apiError) []byte {
+	status, msg := e.status, e.msg
+	if e.webob {
+		inner := make([]byte, 0, len(msg)+80)
+		inner = append(inner, `{"code": `...)
+		inner = strconv.AppendInt(inner, int64(status), 10)
+		inner = append(inner, `, "title": `...)
+		inner = appendString(inner, http.StatusText(status))
+		inner = append(inner, `, "description": `...)
+		inner = appendString(inner, msg)
+		inner = append(inner, '}')
+		out := make([]byte, 0, len(inner)+40)
+		out = append(out, `{"error_message": `...)
+		out = appendString(out, string(inner))
+		return append(out, '}')
+	}
 	code := "Client"
 	if status >= 500 {
 		code = "Server"

@@ -365,11 +365,11 @@ func TestGophercloud_APIVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if all.DefaultVersion.Version != "1.82" || all.DefaultVersion.MinVersion != "1.1" || len(all.Versions) != 1 {
+	if all.DefaultVersion.Version != "1.115" || all.DefaultVersion.MinVersion != "1.1" || len(all.Versions) != 1 {
 		t.Errorf("versions %+v", all)
 	}
 	v, err := apiversions.Get(ctx, &root, "v1").Extract()
-	if err != nil || v.ID != "v1" || v.Version != "1.82" || v.Status != "CURRENT" {
+	if err != nil || v.ID != "v1" || v.Version != "1.115" || v.Status != "CURRENT" {
 		t.Errorf("v1 %+v %v", v, err)
 	}
 }

@@ -143,17 +143,12 @@ type respWriter struct {
 func (w *respWriter) WriteHeader(code int) {
 	rq := &w.rq
 	if !rq.routed && code >= 400 && !rq.swallow {
-		// ServeMux's own 404 or 405. Keep its Allow header.
+		// ServeMux's own 404 or 405, as Ironic's routing answers them.
+		// Keep its Allow header.
 		rq.swallow = true
-		var e *apiError
-		if code == http.StatusMethodNotAllowed {
-			e = newError(code, "The method specified is not allowed for this resource.")
-		} else {
-			e = newError(code, "The resource could not be found.")
-		}
 		h := w.ResponseWriter.Header()
 		h.Del("X-Content-Type-Options")
-		rq.writeErrorBody(e)
+		rq.writeErrorBody(webobError(code))
 		return
 	}
 	if rq.swallow {
@@ -198,10 +193,21 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.URL.RawPath = ""
 	}
 	minor, verr := requestedVersion(r.Header)
+	if stripJSONSuffix(r, minor, verr == nil) {
+		r = r.WithContext(context.WithValue(r.Context(), jsonSuffixKey{}, true))
+		rq.r = r
+	}
 	isV1 := r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/")
 	switch {
 	case verr != nil && isV1:
 		rq.routed = true
+		// Below /v1/ Ironic's v1 controller checks the version and raises
+		// webob's HTTPNotAcceptable; /v1 itself words it as every error.
+		if len(r.URL.Path) > len("/v1/") {
+			webob := *verr
+			webob.webob = true
+			verr = &webob
+		}
 		rq.writeError(verr)
 	default:
 		if verr != nil {
@@ -214,6 +220,41 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serve(rw, r)
 	}
 	s.logRequest(rq, r, start)
+}
+
+// stripJSONSuffix is Ironic's JsonExtensionMiddleware: below 1.91, asked
+// for in X-OpenStack-Ironic-API-Version, a path ending in .json is the
+// path without it (/v1/nodes.json is /v1/nodes), the compatibility with
+// pecan's guess_content_type_from_ext; from 1.91, and without the header,
+// .json is part of the name.
+func stripJSONSuffix(r *http.Request, minor int, ok bool) bool {
+	if !ok || minor >= v91DotJSON || len(r.Header[hdrVersion]) == 0 {
+		return false
+	}
+	p := strings.TrimRight(r.URL.Path, "/")
+	if !strings.HasSuffix(p, ".json") {
+		return false
+	}
+	r.URL.Path = strings.TrimSuffix(p, ".json")
+	r.URL.RawPath = ""
+	return true
+}
+
+// jsonSuffixKey marks a request whose .json was stripped: a path's node,
+// portgroup, allocation or deploy template that is not found is looked
+// for again with the suffix (Ironic's _get_with_suffix).
+type jsonSuffixKey struct{}
+
+// withJSONSuffix retries get with ident+".json" when the request's suffix
+// was stripped and get found nothing.
+func withJSONSuffix[T any](ctx context.Context, ident string, get func(ident string) (T, error)) (T, error) {
+	v, err := get(ident)
+	if err != nil && ctx.Value(jsonSuffixKey{}) != nil {
+		if v2, err2 := get(ident + ".json"); err2 == nil {
+			return v2, nil
+		}
+	}
+	return v, err
 }
 
 // serve runs the mux, turning a panic into a 500.
@@ -406,7 +447,7 @@ func (rq *request) writeErrorBody(e *apiError) {
 	if rq.r != nil && rq.r.Method == http.MethodHead {
 		return
 	}
-	_, _ = rq.w.Write(errorBody(e.status, e.msg))
+	_, _ = rq.w.Write(errorBodyOf(e))
 }
 
 // readBody reads the request body, refusing more than maxBodySize.

@@ -21,7 +21,7 @@ func (s *server) traitsAllowed(rq *request) error {
 		return notAcceptable()
 	case http.MethodPut:
 		rq.w.Header().Set("Allow", "DELETE, GET, PATCH, POST")
-		return newError(http.StatusMethodNotAllowed, "The method specified is not allowed for this resource.")
+		return webobError(http.StatusMethodNotAllowed)
 	}
 	return notFound("Resource could not be found.")
 }

@@ -576,6 +576,10 @@ func (s *server) computeNodePatch(old *baremetal.Node, ops []patchOp, ident stri
 			return nil, badRequest("Cannot set retired_reason for node %s without retired=True", n.UUID)
 		}
 		n.RetiredReason = ""
+	} else if !old.Retired && n.ProvisionState == states.Available {
+		// Ironic's conductor (_check_update_retired): an available node
+		// would be handed out; manage it first.
+		return nil, conflict("Node %s can not have 'retired' set in provision state 'available', the current state is '%s'", n.UUID, n.ProvisionState)
 	}
 	if n.InstanceUUID != old.InstanceUUID && n.InstanceUUID == "" {
 		// Removing the instance drops the allocation's claim too.

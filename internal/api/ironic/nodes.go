@@ -19,6 +19,7 @@ var nodeResource = describe(&resource[baremetal.Node, store.NodeFilter]{
 	path:       "nodes",
 	noun:       "node",
 	byName:     true,
+	jsonSuffix: true,
 	asWritten:  true,
 	find:       lookupNode,
 	fields:     nodeFields,
@@ -56,7 +57,7 @@ func lookupNode(ctx context.Context, tx store.Store, ident string, minor int) (*
 
 // node is the node of the request's path.
 func (s *server) node(rq *request) (*baremetal.Node, error) {
-	return lookupNode(rq.ctx(), s.store, rq.r.PathValue("node"), rq.minor)
+	return nodeResource.lookup(rq.ctx(), s.store, rq.r.PathValue("node"), rq.minor)
 }
 
 // pathNode is the node of the request's path, for a request whose query
@@ -98,6 +99,10 @@ func (s *server) withNodeLock(rq *request, ident string, fn func(ctx context.Con
 		return err
 	}
 	err := s.cond.WithNodeLock(rq.ctx(), ident, fn)
+	if err != nil && !isAPIError(err) && errors.Is(err, store.ErrNotFound) && rq.ctx().Value(jsonSuffixKey{}) != nil {
+		// The node's name may end in the .json the request lost.
+		err = s.cond.WithNodeLock(rq.ctx(), ident+".json", fn)
+	}
 	if err != nil {
 		var ae *apiError
 		if !errors.As(err, &ae) && errors.Is(err, store.ErrNotFound) {

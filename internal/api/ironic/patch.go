@@ -355,11 +355,26 @@ func setChild(root any, path []string, v any) any {
 	return root
 }
 
-// patchError is Ironic's PatchError.
+// patchError is Ironic's PatchError of one operation.
 func patchError(op patchOp, reason string) *apiError {
+	return badRequest("Couldn't apply patch '%s'. Reason: %s", op.pyRepr(), reason)
+}
+
+// wholePatchError is Ironic's PatchError of the whole patch (a
+// controller's own check, not one operation's failure).
+func wholePatchError(ops []patchOp, reason string) *apiError {
+	parts := make([]string, len(ops))
+	for i, op := range ops {
+		parts[i] = op.pyRepr()
+	}
+	return badRequest("Couldn't apply patch '[%s]'. Reason: %s", strings.Join(parts, ", "), reason)
+}
+
+// pyRepr is the operation as Python prints its dict.
+func (op patchOp) pyRepr() string {
 	parts := []string{"'op': " + pyRepr(op.Op), "'path': " + pyRepr(op.Path)}
 	if op.HasValue {
 		parts = append(parts, "'value': "+pyRepr(op.Value))
 	}
-	return badRequest("Couldn't apply patch '{%s}'. Reason: %s", strings.Join(parts, ", "), reason)
+	return "{" + strings.Join(parts, ", ") + "}"
 }

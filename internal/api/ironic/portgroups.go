@@ -3,6 +3,7 @@ package ironic
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
@@ -27,6 +28,9 @@ var portgroupFields = append(headFields(func(pg *baremetal.Portgroup) string { r
 		{"node_uuid", 0, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.NodeUUID })},
 		{"properties", v26PortgroupMode, objOf(func(pg *baremetal.Portgroup) baremetal.JSON { return pg.Properties })},
 		{"standalone_ports_supported", 0, boolOf(func(pg *baremetal.Portgroup) bool { return pg.StandalonePortsSupported })},
+		{"physical_network", v102PortgroupPhysnet, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.PhysicalNetwork })},
+		{"category", v103PortgroupCategory, nullStrOf(func(pg *baremetal.Portgroup) string { return pg.Category })},
+		{"dynamic_portgroup", v111DynamicPortgroup, boolOf(func(pg *baremetal.Portgroup) bool { return pg.DynamicPortgroup })},
 	}...)
 
 // portgroupGated are the writable fields a version below theirs may not set.
@@ -37,12 +41,14 @@ var portgroupResource = describe(&resource[baremetal.Portgroup, store.PortgroupF
 	path:        "portgroups",
 	noun:        "portgroup",
 	minVersion:  v23Portgroups,
+	tooOld:      func(*request) error { return versionNotFound() },
 	byName:      true,
+	jsonSuffix:  true,
 	asWritten:   true,
 	exactKey:    true,
 	badName:     checkPortgroupName,
 	fields:      portgroupFields,
-	showBelow:   true,
+	showBelow:   []string{"mode", "properties"},
 	defaults:    []string{"uuid", "address", "name"},
 	invalidSort: []string{"extra", "internal_info", "properties"},
 	sortColumns: portgroupSortColumns,
@@ -56,13 +62,31 @@ var portgroupResource = describe(&resource[baremetal.Portgroup, store.PortgroupF
 	node:        func(pg *baremetal.Portgroup) string { return pg.NodeUUID },
 	anyPower:    true,
 	parents:     []parentList{{"nodes/{node}", v24PortgroupSubcontrol}},
-	// A node (of ?node= or the path, which wins) or else an address.
-	params: []listParam[baremetal.Portgroup, store.PortgroupFilter]{{name: "node"}, {name: "address"}},
+	// A node (of ?node= or the path, which wins), an address, the nodes of
+	// shards (1.106) or of conductor groups (Ironic master, at every
+	// version): one of them.
+	params: []listParam[baremetal.Portgroup, store.PortgroupFilter]{{name: "node"}, {name: "address"},
+		{name: "shard", min: v106PortgroupShard}, {name: "conductor_groups"}},
 	resolve: func(q *listQuery[baremetal.Portgroup, store.PortgroupFilter]) (err error) {
+		given := 0
+		for _, k := range []string{"node", "address", "shard", "conductor_groups"} {
+			if q.args.str(k) != "" || (k == "node" && q.rq.r.PathValue("node") != "") {
+				given++
+			}
+		}
+		if given > 1 {
+			return badRequest("Filtering by node, address, or shard simultaneously is not supported.")
+		}
 		if q.f.NodeUUID, q.path, err = nodeScope(q.rq, q.s, q.args, q.path, true); err != nil || q.f.NodeUUID != "" {
 			return err
 		}
-		q.f.Address, err = macArg(q.args)
+		if q.f.Address, err = macArg(q.args); err != nil || q.f.Address != "" {
+			return err
+		}
+		keep, err := nodeGroupFilter(q.rq, q.s, q.args)
+		if keep != nil {
+			q.where(func(pg *baremetal.Portgroup) bool { return keep[pg.NodeUUID] })
+		}
 		return err
 	},
 	// The policy's scope: without list_all, the portgroups of the
@@ -103,6 +127,7 @@ func (s *server) lookupPortgroup(ctx context.Context, tx store.Store, ident stri
 var portgroupSchema = map[string]fieldKind{
 	"uuid": kString, "name": kString, "address": kString, "node_uuid": kString,
 	"extra": kObject, "standalone_ports_supported": kBoolish, "mode": kString, "properties": kObject,
+	"physical_network": kString, "category": kString,
 }
 
 // portgroupDoc is a portgroup as the document PATCH applies to.
@@ -112,6 +137,7 @@ func portgroupDoc(pg *baremetal.Portgroup) map[string]any {
 		"extra": emptyIfNil(pg.Extra), "internal_info": emptyIfNil(pg.InternalInfo),
 		"standalone_ports_supported": pg.StandalonePortsSupported,
 		"mode":                       nullable(pg.Mode), "properties": emptyIfNil(pg.Properties),
+		"physical_network": nullable(pg.PhysicalNetwork), "category": nullable(pg.Category),
 		"created_at": nil, "updated_at": nil,
 	}
 }
@@ -162,6 +188,15 @@ func checkPortgroupDoc(doc map[string]any, pg *baremetal.Portgroup, w writeCtx) 
 	if pg.Mode == "" {
 		pg.Mode = defaultPortgroupMode
 	}
+	for _, f := range []struct {
+		name string
+		max  int
+	}{{"physical_network", 64}, {"category", 80}} {
+		if v := strField(doc[f.name]); utf8.RuneCountInString(v) > f.max {
+			return schemaError("portgroup", "%s is too long", pyRepr(v))
+		}
+	}
+	pg.PhysicalNetwork, pg.Category = strField(doc["physical_network"]), strField(doc["category"])
 	sps, _ := boolField("standalone_ports_supported", doc["standalone_ports_supported"])
 	pg.StandalonePortsSupported = sps == nil || *sps
 	return nil

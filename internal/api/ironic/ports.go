@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
@@ -28,7 +31,17 @@ var portFields = append(headFields(func(p *baremetal.Port) string { return p.UUI
 		{"pxe_enabled", v19PortAdvancedNet, boolOf(func(p *baremetal.Port) bool { return p.PXEEnabled })},
 		{"node_uuid", 0, nullStrOf(func(p *baremetal.Port) string { return p.NodeUUID })},
 		{"portgroup_uuid", v24PortgroupSubcontrol, nullStrOf(func(p *baremetal.Port) string { return p.PortgroupUUID })},
+		{"name", v88PortName, nullStrOf(func(p *baremetal.Port) string { return p.Name })},
+		{"description", v97PortDescription, nullStrOf(func(p *baremetal.Port) string { return p.Description })},
+		{"vendor", v100PortVendor, nullStrOf(func(p *baremetal.Port) string { return p.Vendor })},
+		{"category", v101PortCategory, nullStrOf(func(p *baremetal.Port) string { return p.Category })},
+		{"available_for_dynamic_portgroup", v111DynamicPortgroup, boolOf(portDynamic)},
 	}...)
+
+// portDynamic is a port's available_for_dynamic_portgroup.
+func portDynamic(p *baremetal.Port) bool {
+	return p.AvailableForDynamicPortgroup == nil || *p.AvailableForDynamicPortgroup
+}
 
 // portGated are the writable fields a version below theirs may not set
 // (Ironic's _check_allowed_port_fields).
@@ -42,6 +55,9 @@ var portResource = describe(&resource[baremetal.Port, store.PortFilter]{
 	idField:     "port_uuid",
 	asWritten:   true,
 	exactKey:    true,
+	byName:      true, // from 1.88: findPort
+	find:        findPort,
+	prepare:     portNodeIdent,
 	fields:      portFields,
 	defaults:    []string{"uuid", "address"},
 	invalidSort: []string{"extra", "internal_info", "local_link_connection"},
@@ -66,6 +82,19 @@ var portResource = describe(&resource[baremetal.Port, store.PortFilter]{
 			return nil
 		}},
 		{name: "address", read: func(q *portQuery, _ string, _ bool) error { _, err := macArg(q.args); return err }},
+		// The nodes of shards (1.82) or of conductor groups (Ironic
+		// master, at every version).
+		{name: "shard", min: v82Shard},
+		{name: "conductor_groups"},
+		// Ironic master's LIKE '%keyword%' on the description, at every
+		// version (SQL's LIKE: case-insensitive, as MySQL and SQLite).
+		{name: "description_contains", read: func(q *portQuery, v string, given bool) error {
+			if given && v != "" {
+				kw := strings.ToLower(v)
+				q.where(func(p *baremetal.Port) bool { return strings.Contains(strings.ToLower(p.Description), kw) })
+			}
+			return nil
+		}},
 	},
 	resolve: portScope,
 	own: func(rq *request, s *server) (func(*baremetal.Port) bool, error) {
@@ -123,8 +152,12 @@ func portScope(q *portQuery) error {
 		pgIdent = parentPG
 	}
 	address, _ := macArg(a) // checked by its row
-	if nodeIdent != "" && pgIdent != "" {
+	shard := a.str("shard")
+	if (nodeIdent != "" && pgIdent != "") || (shard != "" && (nodeIdent != "" || pgIdent != "")) {
 		return newError(http.StatusForbidden, "Operation not permitted.")
+	}
+	if a.str("conductor_groups") != "" && (nodeIdent != "" || pgIdent != "" || address != "") {
+		return badRequest("Filtering by conductor_groups cannot be combined with node_ident, portgroup_ident, or node address filters.")
 	}
 	switch {
 	case pgIdent != "":
@@ -141,6 +174,14 @@ func portScope(q *portQuery) error {
 		q.f.NodeUUID = n.UUID
 	case address != "":
 		q.f.Address = address
+	default:
+		keep, err := nodeGroupFilter(rq, q.s, a)
+		if err != nil {
+			return err
+		}
+		if keep != nil {
+			q.where(func(p *baremetal.Port) bool { return keep[p.NodeUUID] })
+		}
 	}
 	switch {
 	case parentNode != "":
@@ -151,10 +192,114 @@ func portScope(q *portQuery) error {
 	return nil
 }
 
+// portNodeIdent reads a created port's node_ident (1.94: the node by UUID
+// or name, instead of node_uuid; one of them, as Ironic's oneOf).
+func portNodeIdent(rq *request, s *server, doc map[string]any) error {
+	ident, given := doc["node_ident"]
+	if !given {
+		return nil
+	}
+	if _, both := doc["node_uuid"]; both {
+		return schemaError("port", "%s is valid under each of {'required': ['node_uuid']}, {'required': ['node_ident']}", pyRepr(doc))
+	}
+	name, ok := ident.(string)
+	if !ok {
+		return schemaError("port", "%s is not of type 'string'", pyRepr(ident))
+	}
+	if rq.minor < v94PortNodeName {
+		return notAcceptable()
+	}
+	n, err := lookupNode(rq.ctx(), s.store, name, rq.minor)
+	if err != nil {
+		if isAPIError(err) {
+			// Ironic names node_uuid, which it was not given.
+			return badRequest("Node None could not be found.")
+		}
+		return err
+	}
+	delete(doc, "node_ident")
+	doc["node_uuid"] = n.UUID
+	return nil
+}
+
+// findPort finds a port by UUID (as written) or, from 1.88, by name (Ironic
+// master's Port.get); below 1.88 a port is found by UUID only, as in 21.4.
+func findPort(ctx context.Context, tx store.Store, ident string, minor int) (*baremetal.Port, error) {
+	if !isUUIDLike(ident) {
+		if minor < v88PortName {
+			return nil, invalidInput("port_uuid", ident, "Expected a UUID but received "+ident+".")
+		}
+		if !isValidLogicalName(ident) {
+			return nil, badRequest("Expected UUID or name for port_ident: %s", ident)
+		}
+		p, err := portByName(ctx, tx, ident)
+		if err == nil && p == nil {
+			err = portNotFound(ident)
+		}
+		return p, err
+	}
+	p, err := tx.GetPort(ctx, ident)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, portNotFound(ident)
+	}
+	return p, err
+}
+
+// portByName is the port of this name, nil when none has it. Names are
+// few and the store has no index of them: the ports are read whole.
+func portByName(ctx context.Context, tx store.Store, name string) (*baremetal.Port, error) {
+	ports, err := tx.ListPorts(ctx, store.PortFilter{})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ports {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return nil, nil
+}
+
+// nodeGroupFilter is the ?shard= or ?conductor_groups= filter of a list of
+// a node's resources: the nodes in those shards or conductor groups (nil
+// when neither is given; Ironic asks shard first).
+func nodeGroupFilter(rq *request, s *server, a args) (map[string]bool, error) {
+	var f store.NodeFilter
+	var groups []string
+	switch {
+	case a.str("shard") != "":
+		f.Shard = a.stringList("shard")
+	case a.str("conductor_groups") != "":
+		for _, g := range a.stringList("conductor_groups") {
+			groups = append(groups, strings.ToLower(g))
+		}
+	default:
+		return nil, nil
+	}
+	nodes, err := s.store.ListNodes(rq.ctx(), f)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for _, n := range nodes {
+		if groups == nil || slices.Contains(groups, strings.ToLower(n.ConductorGroup)) {
+			keep[n.UUID] = true
+		}
+	}
+	return keep, nil
+}
+
 // portPrecheck checks a port's portgroup, physical network and MAC
 // address, and that its node is not being inspected, before the port is
 // written.
 func portPrecheck(ctx context.Context, tx store.Store, n *baremetal.Node, p, old *baremetal.Port, w writeCtx) error {
+	if p.Name != "" && (old == nil || old.Name != p.Name) {
+		if other, err := portByName(ctx, tx, p.Name); err != nil {
+			return err
+		} else if other != nil && other.UUID != p.UUID {
+			return conflict("A port with name %s already exists.", p.Name)
+		}
+	}
 	if old == nil {
 		pxeGiven := w.doc["pxe_enabled"] != nil && p.PXEEnabled
 		if err := checkPortPortgroup(ctx, tx, p, pxeGiven); err != nil {
@@ -206,6 +351,8 @@ var portSchema = map[string]fieldKind{
 	"uuid": kString, "address": kString, "node_uuid": kString, "portgroup_uuid": kString,
 	"extra": kObject, "pxe_enabled": kBoolish, "local_link_connection": kObject,
 	"physical_network": kString, "is_smartnic": kBoolish,
+	"name": kString, "description": kString, "vendor": kString, "category": kString,
+	"available_for_dynamic_portgroup": kBoolish,
 }
 
 // portDoc is a port as the document PATCH applies to.
@@ -216,6 +363,8 @@ func portDoc(p *baremetal.Port) map[string]any {
 		"internal_info": emptyIfNil(p.InternalInfo), "pxe_enabled": p.PXEEnabled,
 		"local_link_connection": emptyIfNil(p.LocalLinkConnection),
 		"physical_network":      nullable(p.PhysicalNetwork), "is_smartnic": p.IsSmartNIC,
+		"name": nullable(p.Name), "description": nullable(p.Description), "vendor": nullable(p.Vendor),
+		"category": nullable(p.Category), "available_for_dynamic_portgroup": portDynamic(p),
 		"created_at": nil, "updated_at": nil,
 	}
 }
@@ -237,8 +386,13 @@ func checkPortDoc(doc map[string]any, p *baremetal.Port, w writeCtx) error {
 			return invalidInput(k, v, "Expected a UUID but received "+v+".")
 		}
 	}
-	if pn := strField(doc["physical_network"]); len(pn) > 64 {
-		return invalidInput("physical_network", pn, "Value should have a maximum character requirement of 64")
+	for _, f := range []struct {
+		name string
+		max  int
+	}{{"physical_network", 64}, {"description", 255}, {"vendor", 32}, {"category", 80}} {
+		if v := strField(doc[f.name]); utf8.RuneCountInString(v) > f.max {
+			return invalidInput(f.name, v, "Value should have a maximum character requirement of "+strconv.Itoa(f.max))
+		}
 	}
 	llc := objField(doc["local_link_connection"])
 	if llc != nil {
@@ -268,6 +422,11 @@ func checkPortDoc(doc map[string]any, p *baremetal.Port, w writeCtx) error {
 	p.Extra = objField(doc["extra"])
 	p.LocalLinkConnection = llc
 	p.PhysicalNetwork = strField(doc["physical_network"])
+	p.Name, p.Description = strField(doc["name"]), strField(doc["description"])
+	p.Vendor, p.Category = strField(doc["vendor"]), strField(doc["category"])
+	dyn, _ := boolField("available_for_dynamic_portgroup", doc["available_for_dynamic_portgroup"])
+	p.AvailableForDynamicPortgroup = new(bool)
+	*p.AvailableForDynamicPortgroup = dyn == nil || *dyn
 	if v, _ := boolField("pxe_enabled", doc["pxe_enabled"]); v != nil {
 		p.PXEEnabled = *v
 	} else if create {

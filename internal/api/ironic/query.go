@@ -241,6 +241,13 @@ func (rq *request) fieldsArg(a args) ([]string, error) {
 // get_request_return_fields: fields needs 1.8, detail 1.43, not both.
 // It returns nil for "all fields".
 func (rq *request) returnFields(a args, p *listParams, defaults []string) error {
+	return rq.returnFieldsOf(a, p, defaults, false)
+}
+
+// returnFieldsOf is returnFields; volume: as Ironic's volume controllers,
+// which take ?detail= at every version of theirs (not from 1.43) and word
+// its clash with ?fields= their own way.
+func (rq *request) returnFieldsOf(a args, p *listParams, defaults []string, volume bool) error {
 	detail, err := a.boolean("detail")
 	if err != nil {
 		return err
@@ -249,10 +256,13 @@ func (rq *request) returnFields(a args, p *listParams, defaults []string) error 
 	if err != nil {
 		return err
 	}
-	if detail != nil && rq.minor < v43DetailQuery {
+	if detail != nil && rq.minor < v43DetailQuery && !volume {
 		return badRequest("Invalid query parameter ?detail=%s received.", a.str("detail"))
 	}
 	if fields != nil && detail != nil && *detail {
+		if volume {
+			return badRequest("Can't fetch a subset of fields with 'detail' set")
+		}
 		return badRequest("Can not specify ?detail=True and fields in the same request.")
 	}
 	p.detail = detail

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -354,3 +355,57 @@ type rawError struct {
 }
 
 func (e *rawError) Error() string { return string(e.body) }
+
+// v22Heartbeat is MINOR_22_LOOKUP_HEARTBEAT.
+const v22Heartbeat = 22
+
+// heartbeatArgs are HeartbeatController.post's arguments, in order.
+var heartbeatArgs = []string{"node_ident", "callback_url", "agent_version", "agent_token",
+	"agent_verify_ca", "agent_status", "agent_status_message"}
+
+// heartbeat is POST /v1/heartbeat[/{node}], the deploy agent's heartbeat.
+// ferro deploys nothing, so a heartbeat changes nothing; it answers as
+// Ironic 21.4 does up to the conductor: the arguments (400 "Unexpected
+// arguments", "Missing mandatory parameter", also below 1.22, where
+// Ironic checks them first), the version (404 below 1.22), the node (404)
+// and the agent token (400), then 202.
+func (s *server) heartbeat(rq *request) error {
+	ident := rq.r.PathValue("node")
+	allowed := heartbeatArgs
+	if ident != "" {
+		allowed = heartbeatArgs[1:]
+	}
+	var m map[string]any
+	if v, err := rq.readJSON(); err != nil {
+		return err
+	} else if obj, ok := v.(map[string]any); ok {
+		m = obj // Ironic takes the arguments of an object body only
+	}
+	if err := unexpectedArgs(maps.Keys(m), allowed); err != nil {
+		return err
+	}
+	if ident == "" {
+		var err error
+		if ident, err = requiredString(m, "node_ident"); err != nil {
+			return err
+		}
+	}
+	if _, err := requiredString(m, "callback_url"); err != nil {
+		return err
+	}
+	token, err := stringArg(m, "agent_token")
+	if err != nil {
+		return err
+	}
+	if rq.minor < v22Heartbeat {
+		return notFound("Resource could not be found.")
+	}
+	n, err := lookupNode(rq.ctx(), s.store, ident, rq.minor)
+	if err != nil {
+		return err
+	}
+	if want, _ := n.DriverInternalInfo["agent_secret_token"].(string); want == "" || token != want {
+		return badRequest("Invalid or missing agent token received.")
+	}
+	return rq.writeEmpty(http.StatusAccepted)
+}

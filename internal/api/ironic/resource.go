@@ -84,6 +84,10 @@ type resource[E, F any] struct {
 	// exactKey: the store is asked for the identifier exactly as written,
 	// not in canonical form (a port's UUID in capitals is not found).
 	exactKey bool
+	// jsonSuffix: below 1.91 an item not found under the identifier whose
+	// .json the request lost is looked for with it (Ironic's
+	// get_rpc_*_with_suffix: nodes, portgroups, allocations, templates).
+	jsonSuffix bool
 	// badName, when set, refuses a name (an identifier that is not a
 	// UUID) before it is looked up.
 	badName func(name string) error
@@ -97,10 +101,10 @@ type resource[E, F any] struct {
 
 	// fields is the view, in order, each field with its version.
 	fields []viewField[*E]
-	// showBelow: a field is shown below its version too (only ?fields=
+	// showBelow: fields shown below their version too (only ?fields=
 	// and sorting are gated): Ironic 21.4's portgroups show mode and
 	// properties at every version.
-	showBelow bool
+	showBelow []string
 	// subLinks are the sub-resources a full view links to: "nodes".
 	subLinks []subLink
 	defaults []string // a list's fields when fields is not given
@@ -116,6 +120,9 @@ type resource[E, F any] struct {
 	listChecks []listCheck
 	// noDetail: the list has neither ?detail= nor /detail (allocations).
 	noDetail bool
+	// volumeDetail: ?detail= as Ironic's volume controllers take it
+	// (returnFieldsOf).
+	volumeDetail bool
 	// params are the list's filters, in the order they are checked.
 	params []listParam[E, F]
 	// resolve, when set, runs after params: for filters that decide
@@ -145,7 +152,10 @@ type resource[E, F any] struct {
 	// (docUUID's, set by setNew).
 	doc   func(v *E) map[string]any
 	check func(doc map[string]any, v *E, w writeCtx) error
-	uuid  func(v *E) string
+	// prepare, when set, rewrites a create's document before check, with
+	// the store at hand: a port's node_ident (1.94) becomes its node_uuid.
+	prepare func(rq *request, s *server, doc map[string]any) error
+	uuid    func(v *E) string
 	// setNew gives a new v its UUID and creation time.
 	setNew func(v *E, id string, now time.Time)
 	// node is the node v belongs to, nil for resources that belong to
@@ -393,7 +403,7 @@ func (r *resource[E, F]) appendOne(b []byte, v *E, rc *renderCtx, fs fieldSet) [
 	o := newObj(b)
 	for i := range r.fields {
 		f := &r.fields[i]
-		if (!r.showBelow && rc.minor < f.min) || !fs.want(f.name) {
+		if (rc.minor < f.min && !slices.Contains(r.showBelow, f.name)) || !fs.want(f.name) {
 			continue
 		}
 		o.keyed(r.prefixes[i])
@@ -474,7 +484,7 @@ func (r *resource[E, F]) listFields(rq *request, a args, p *listParams, detailPa
 				p.fields = nil
 				continue
 			}
-			if err := rq.returnFields(a, p, r.defaults); err != nil {
+			if err := rq.returnFieldsOf(a, p, r.defaults, r.volumeDetail); err != nil {
 				return err
 			}
 			if p.fieldsGiven {
@@ -526,6 +536,14 @@ func (r *resource[E, F]) target(rq *request, allowed ...string) (string, args, e
 // lookup reads the item id names, as the request's version identifies
 // items.
 func (r *resource[E, F]) lookup(ctx context.Context, tx store.Store, id string, minor int) (*E, error) {
+	if r.jsonSuffix {
+		return withJSONSuffix(ctx, id, func(id string) (*E, error) { return r.lookupOne(ctx, tx, id, minor) })
+	}
+	return r.lookupOne(ctx, tx, id, minor)
+}
+
+// lookupOne is lookup of one identifier, as written.
+func (r *resource[E, F]) lookupOne(ctx context.Context, tx store.Store, id string, minor int) (*E, error) {
 	if r.find != nil {
 		return r.find(ctx, tx, id, minor)
 	}
@@ -730,6 +748,11 @@ func (r *resource[E, F]) createHandler(s *server) func(*request) error {
 		doc, err := rq.createBody(r.what)
 		if err != nil {
 			return err
+		}
+		if r.prepare != nil {
+			if err := r.prepare(rq, s, doc); err != nil {
+				return err
+			}
 		}
 		v := new(E)
 		w := writeCtx{minor: rq.minor, create: true, doc: doc}

@@ -40,6 +40,8 @@ func (s *server) routes() {
 	h("GET /v1/nodes/{node}/bios", s.listBIOS)
 	h("GET /v1/nodes/{node}/bios/{setting}", s.getBIOSSetting)
 	h("GET /v1/nodes/{node}/vifs", s.listVIFs)
+	h("POST /v1/nodes/{node}/vifs", s.attachVIF)
+	h("DELETE /v1/nodes/{node}/vifs/{vif}", s.detachVIF)
 	h("GET /v1/nodes/{node}/allocation", s.getNodeAllocation)
 	h("DELETE /v1/nodes/{node}/allocation", s.deleteNodeAllocation)
 
@@ -70,6 +72,9 @@ func (s *server) routes() {
 	// Deploy templates (1.55).
 	deployTemplateResource.routes(s)
 
+	// Inspection rules (1.96).
+	s.inspectionRuleRoutes()
+
 	// Volume connectors and targets (1.32).
 	h("GET /v1/volume", s.getVolume)
 	h("GET /v1/volume/{$}", s.getVolume)
@@ -79,4 +84,7 @@ func (s *server) routes() {
 
 	// The ramdisk's report (agent inspect interface).
 	h("POST /v1/continue_inspection", s.continueInspection)
+	// The deploy agent's heartbeat (1.22): checked, never acted on.
+	h("POST /v1/heartbeat", s.heartbeat)
+	h("POST /v1/heartbeat/{node}", s.heartbeat)
 }

@@ -13,10 +13,9 @@ package ironic
 // version above maxMinor means ferro, which serves no such version, always
 // answers 406 as Ironic does at 1.82.
 //
-// Columns ferro keeps no field for (a port's vendor, category and
-// available_for_dynamic_portgroup, a portgroup's category, an allocation's
-// conductor_affinity) are the same on every row, so Ironic's order on them
-// is the id order, which the store gives.
+// Columns ferro keeps no field for (an allocation's conductor_affinity,
+// an inspection rule's scope) are the same on every row, so Ironic's order
+// on them is the id order, which the store gives.
 
 // sortColumns maps a sort key to the minimum microversion of its field.
 type sortColumns map[string]int

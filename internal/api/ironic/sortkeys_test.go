@@ -141,7 +141,7 @@ func TestSortKeysMatchIronic(t *testing.T) {
 					e.must(406, "GET", tc.path+"?sort_key="+k, fmt.Sprintf("1.%d", min-1), nil)
 				}
 				if min > maxMinor {
-					e.must(406, "GET", tc.path+"?sort_key="+k, latest, nil)
+					e.must(406, "GET", tc.path+"?sort_key="+k, "latest", nil)
 					return
 				}
 				// Both directions, one object a page: every page follows
@@ -151,7 +151,7 @@ func TestSortKeysMatchIronic(t *testing.T) {
 					seen := map[string]bool{}
 					next := tc.path + "?limit=1&sort_dir=" + dir + "&sort_key=" + k
 					for range all + 1 {
-						page := e.must(200, "GET", next, latest, nil).json(t)
+						page := e.must(200, "GET", next, "latest", nil).json(t)
 						items := page[tc.list].([]any)
 						for _, it := range items {
 							u := str(it.(map[string]any), "uuid")

@@ -479,10 +479,24 @@ func TestVolumeResources(t *testing.T) {
 }
 
 // Deploy templates (1.55): trait names, unique; schema errors are 400.
+// Below 1.55 reads are 404 and writes 405, as Ironic's _route answers.
 func TestDeployTemplates(t *testing.T) {
 	e := newEnv(t)
 	steps := []map[string]any{{"interface": "bios", "step": "apply_configuration", "args": map[string]any{}, "priority": 10}}
-	e.must(404, "POST", "/v1/deploy_templates", "1.54", map[string]any{"name": "CUSTOM_A", "steps": steps})
+	const tooOld = "The API version does not allow deploy templates"
+	for _, m := range []string{"POST", "PATCH", "DELETE"} {
+		path := "/v1/deploy_templates"
+		if m != "POST" {
+			path += "/CUSTOM_A"
+		}
+		// webob's body: Ironic raises it in the controller's _route.
+		if f := e.must(405, m, path, "1.54", map[string]any{"name": "CUSTOM_A", "steps": steps}).fault(t); fmt.Sprint(f) != "map[code:405 description:"+tooOld+" title:Method Not Allowed]" {
+			t.Errorf("%s at 1.54: %v", m, f)
+		}
+	}
+	if f := e.must(404, "GET", "/v1/deploy_templates", "1.54", nil).fault(t); fmt.Sprint(f) != "map[code:404 description:"+tooOld+" title:Not Found]" {
+		t.Errorf("GET at 1.54: %v", f)
+	}
 	dt := e.must(201, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "CUSTOM_A", "steps": steps}).json(t)
 	e.must(409, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "CUSTOM_A", "steps": steps})
 	e.must(400, "POST", "/v1/deploy_templates", latest, map[string]any{"name": "not a trait", "steps": steps})

@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// Microversions: ferro serves 1.1 to 1.82, the range of Ironic 21.4. A
+// Microversions: ferro serves 1.1 to 1.115, the range of Ironic master. A
 // request without a version header is served as 1.1, as Ironic does.
 const (
 	minMinor = 1
-	maxMinor = 82
+	maxMinor = 115
 
 	minVersionString = "1.1"
-	maxVersionString = "1.82"
+	maxVersionString = "1.115"
 )
 
 // Minor versions that change behaviour, named as in Ironic's versions.py.
@@ -78,6 +78,21 @@ const (
 	v78NodeHistory          = 78
 	v81NodeInventory        = 81
 	v82Shard                = 82
+)
+
+// Minor versions of Ironic master after 21.4's 1.82 (versions.py).
+const (
+	v88PortName           = 88
+	v91DotJSON            = 91
+	v94PortNodeName       = 94
+	v96InspectionRules    = 96
+	v97PortDescription    = 97
+	v100PortVendor        = 100
+	v101PortCategory      = 101
+	v102PortgroupPhysnet  = 102
+	v103PortgroupCategory = 103
+	v106PortgroupShard    = 106
+	v111DynamicPortgroup  = 111
 )
 
 // Canonical header names (Go canonicalises incoming headers the same way).
@@ -214,6 +229,23 @@ func (s *server) getV1(rq *request) error {
 	}
 	if rq.minor >= v82Shard {
 		res("shards")
+	}
+	// Ironic's VERSIONED_CONTROLLERS that ferro serves (not lookup and
+	// events, which it has not).
+	if rq.minor >= v22Heartbeat {
+		res("heartbeat")
+	}
+	if rq.minor >= v32Volume {
+		res("volume")
+	}
+	if rq.minor >= v55DeployTemplates {
+		res("deploy_templates")
+	}
+	if rq.minor >= v84ContinueInspection {
+		res("continue_inspection")
+	}
+	if rq.minor >= v96InspectionRules {
+		res("inspection_rules")
 	}
 	o.key("version")
 	o.b = versionObject(o.b, base)

@@ -22,6 +22,7 @@ func volumeResource[E any](r *resource[E, store.VolumeFilter], schema map[string
 	r.what = r.key[:len(r.key)-1]
 	r.wildcard = "volume"
 	r.minVersion = v32Volume
+	r.volumeDetail = true
 	r.idField = "uuid"
 	r.internal = []string{"created_at", "id", "links", "updated_at", "uuid"}
 	r.check = checkVolumeDoc(r.what, schema, r.mandatory, fill)
@@ -183,7 +184,7 @@ func intValue(v any) (int, bool) {
 // the connectors and targets.
 func (s *server) getVolume(rq *request) error {
 	if rq.minor < v32Volume {
-		return resourceNotFound()
+		return versionNotFound()
 	}
 	if _, err := rq.queryArgs(); err != nil {
 		return err

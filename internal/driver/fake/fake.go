@@ -48,13 +48,11 @@ func bmcDelay(ctx context.Context, t *driver.Task) error {
 	}
 }
 
-// PowerState returns the node's recorded power state (off when never set).
+// PowerState returns the node's recorded power state: none (null) until
+// the first power action, as Ironic's fake power.
 func (Power) PowerState(ctx context.Context, t *driver.Task) (string, error) {
 	if err := bmcDelay(ctx, t); err != nil {
 		return "", err
-	}
-	if t.Node.PowerState == "" {
-		return baremetal.PowerOff, nil
 	}
 	return t.Node.PowerState, nil
 }
@@ -75,38 +73,37 @@ func (Power) SetPowerState(ctx context.Context, t *driver.Task, state string, _ 
 	return nil
 }
 
-// bootDeviceKey keeps the fake boot device in driver_internal_info.
-const bootDeviceKey = "fake_boot_device"
-
-// Management is the fake management interface.
+// Management is the fake management interface. As Ironic's, it keeps no
+// boot device: it accepts PXE, reports PXE (not persistent) and logs what
+// it was asked (BootDeviceSetMsg), which is what tests look for.
 type Management struct{}
+
+// BootDeviceSetMsg is the log message of SetBootDevice.
+const BootDeviceSetMsg = "fake boot device set"
 
 // Validate always passes.
 func (Management) Validate(context.Context, *driver.Task) error { return nil }
 
 // SupportedBootDevices lists the devices Ironic's fake management supports.
 func (Management) SupportedBootDevices(context.Context, *driver.Task) ([]string, error) {
-	return []string{baremetal.BootDevicePXE, baremetal.BootDeviceDisk}, nil
+	return []string{baremetal.BootDevicePXE}, nil
 }
 
-// SetBootDevice records the device on the node.
+// SetBootDevice checks the device and logs it.
 func (m Management) SetBootDevice(ctx context.Context, t *driver.Task, device string, persistent bool) error {
 	supported, _ := m.SupportedBootDevices(ctx, t)
 	if !slices.Contains(supported, device) {
-		return fmt.Errorf("%w: invalid boot device %s, valid boot devices are %v", driver.ErrInvalidParameter, device, supported)
+		return fmt.Errorf("%w: Invalid boot device %s specified", driver.ErrInvalidParameter, device)
 	}
-	t.Node.DriverInternalInfo[bootDeviceKey] = map[string]any{"boot_device": device, "persistent": persistent}
+	if t.Log != nil {
+		t.Log.Info(BootDeviceSetMsg, "device", device, "persistent", persistent)
+	}
 	return nil
 }
 
-// BootDevice returns the recorded device (disk, persistent when never set).
-func (Management) BootDevice(_ context.Context, t *driver.Task) (string, bool, error) {
-	if v, ok := t.Node.DriverInternalInfo[bootDeviceKey].(map[string]any); ok {
-		d, _ := v["boot_device"].(string)
-		p, _ := v["persistent"].(bool)
-		return d, p, nil
-	}
-	return baremetal.BootDeviceDisk, true, nil
+// BootDevice is PXE, not persistent, whatever was set.
+func (Management) BootDevice(context.Context, *driver.Task) (string, bool, error) {
+	return baremetal.BootDevicePXE, false, nil
 }
 
 // Boot is the fake boot interface. Like Ironic's, it has no inspection

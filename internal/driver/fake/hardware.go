@@ -15,6 +15,11 @@ var HardwareType = driver.HardwareType{
 		"raid": {"fake", "no-raid", "agent"}, "rescue": {"fake", "no-rescue"}, "storage": {"fake", "noop"},
 		"vendor": {"fake", "no-vendor"},
 	}),
-	// The fake interfaces read no driver_info.
+	// The fake interfaces read no driver_info; the properties list shows
+	// what Ironic's fake vendor interface (FakeVendorB) describes.
 	Interfaces: []string{"fake"},
+	Properties: []driver.Property{
+		{Name: "B1", Description: "B1 description. Required.", Kind: "vendor"},
+		{Name: "B2", Description: "B2 description. Required.", Kind: "vendor"},
+	},
 }

@@ -123,6 +123,7 @@ func (m *managedBoot) powerOnOrReboot(ctx context.Context, t *driver.Task) error
 // setPower switches power and records the state on the node; the
 // conductor saves the node when the phase ends.
 func (m *managedBoot) setPower(ctx context.Context, t *driver.Task, state string) error {
+	driver.StampPowerChange(t.Node, state, time.Now())
 	if err := t.Driver.Power.SetPowerState(ctx, t, state, m.powerTimeout); err != nil {
 		return err
 	}

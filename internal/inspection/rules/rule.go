@@ -74,8 +74,9 @@ type Action struct {
 }
 
 // ValidationError is why a rule is refused; Ironic answers 400 for its
-// schema's and its own checks.
-type ValidationError struct{ Msg string }
+// schema's and its own checks. Schema, when set, is the JSON schema's
+// message alone: the API words it as its request validation does.
+type ValidationError struct{ Msg, Schema string }
 
 func (e *ValidationError) Error() string { return e.Msg }
 
@@ -108,7 +109,7 @@ func Parse(b []byte, builtIn bool) (*Rule, error) {
 // built-in rules come this way from YAML.
 func FromMap(m map[string]any, builtIn bool) (*Rule, error) {
 	if err := checkSchema(m, builtIn); err != nil {
-		return nil, invalid("Validation failed for inspection rule: %v", err)
+		return nil, &ValidationError{Msg: "Validation failed for inspection rule: " + err.Error(), Schema: err.Error()}
 	}
 	r := &Rule{Phase: PhaseMain, BuiltIn: builtIn}
 	if s, ok := m["uuid"].(string); ok {

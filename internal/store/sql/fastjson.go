@@ -173,6 +173,12 @@ func (r *jsonReader) fastPort(p *baremetal.Port) bool {
 			p.Name = r.str()
 		case "description":
 			p.Description = r.str()
+		case "vendor":
+			p.Vendor = r.str()
+		case "category":
+			p.Category = r.str()
+		case "available_for_dynamic_portgroup":
+			p.AvailableForDynamicPortgroup = r.boolPtr()
 		case "created_at":
 			p.CreatedAt = r.time()
 		case "updated_at":

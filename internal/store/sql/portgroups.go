@@ -21,8 +21,8 @@ var portgroupsTable = newBodyTable(&bodyTable[*baremetal.Portgroup]{
 			"mode":                       bodySort("mode"),
 			"standalone_ports_supported": bodySort("standalone_ports_supported"),
 			"physical_network":           bodySort("physical_network"),
-			// Ironic's category column; ferro keeps none, so all rows tie.
-			"category": {col: "id"},
+			"category":                   bodySort("category"),
+			"dynamic_portgroup":          bodySort("dynamic_portgroup"),
 		}),
 		defaultSort: "created_at",
 		defaultDir:  "asc",

@@ -26,6 +26,10 @@ var portsTable = &table{
 		"is_smartnic":      bodySort("is_smartnic"),
 		"name":             bodySort("name"),
 		"description":      bodySort("description"),
+		"vendor":           bodySort("vendor"),
+		"category":         bodySort("category"),
+		// Ironic's column of dynamic portgroups (1.111).
+		"available_for_dynamic_portgroup": bodySort("available_for_dynamic_portgroup"),
 	}),
 	defaultSort: "created_at",
 	defaultDir:  "asc",

@@ -382,3 +382,22 @@ func (b *logBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// FakeBootDevice returns the boot device fake-hardware's management
+// interface was last asked to set on the node (by UUID), as the server
+// logged it ("fake boot device set"), or "" when it never was: the fake
+// management keeps no boot device, as Ironic's.
+func (s *Server) FakeBootDevice(nodeUUID string) string {
+	device := ""
+	for _, line := range strings.Split(s.Log(), "\n") {
+		if !strings.Contains(line, `msg="fake boot device set"`) || !strings.Contains(line, "node="+nodeUUID) {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "device="); ok {
+				device = v
+			}
+		}
+	}
+	return device
+}

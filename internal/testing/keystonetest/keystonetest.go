@@ -787,3 +787,45 @@ func (s *Server) CreatePersonas(t testing.TB, prefix string) Personas {
 	}
 	return p
 }
+
+// Ferro's service user for [keystone_authtoken], made by FerroConfig: in
+// the service project with the service role, which Keystone's
+// identity:validate_token allows (rule:service_role) without making the
+// user an admin.
+const (
+	ServiceProject  = "service"
+	ServiceRole     = "service"
+	ServiceUser     = "ironic"
+	ServicePassword = "pw-ironic-service"
+)
+
+// FerroConfig creates ferro's service user in s and writes, in a
+// temporary directory, a ferro configuration that validates tokens with s
+// (auth_strategy keystone); it returns the file's path, for
+// ferrotest.WithConfig.
+func (s *Server) FerroConfig(t testing.TB) string {
+	t.Helper()
+	// keystone-manage bootstrap (2023.1) makes admin, member and reader,
+	// not the service role.
+	s.Admin(t, http.MethodPost, "/v3/roles", map[string]any{"role": map[string]any{"name": ServiceRole}}, nil, http.StatusCreated)
+	uid := s.CreateUser(t, ServiceUser, ServicePassword)
+	s.GrantProject(t, uid, s.CreateProject(t, ServiceProject), ServiceRole)
+	conf := filepath.Join(t.TempDir(), "ferro.conf")
+	body := fmt.Sprintf(`[DEFAULT]
+auth_strategy = keystone
+[keystone_authtoken]
+www_authenticate_uri = %[1]s
+auth_url = %[1]s
+auth_type = password
+username = %[2]s
+password = %[3]s
+project_name = %[4]s
+user_domain_name = Default
+project_domain_name = Default
+region_name = %[5]s
+`, s.AuthURL(), ServiceUser, ServicePassword, ServiceProject, Region)
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return conf
+}

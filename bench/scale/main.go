@@ -15,7 +15,12 @@
 //   - one process SIGKILLed under load: time until every node is owned
 //     by a live conductor again, and what it left locked or half done;
 //
-//   - RSS per process, database size, CPU seconds per inspection.
+//   - RSS per process, database size, CPU seconds per inspection;
+//
+//   - the periodic power-state sync at every node (all made manageable,
+//     each fake BMC answering after -power-delay, the processes restarted
+//     with the sync every -power-interval): cycle time, and the database's
+//     work per cycle when nothing changes.
 //
 //     FERRO_BIN=bin/ferro go run ./bench/scale [-nodes 10000] [-inspections 1000] [-processes 3]
 //
@@ -48,6 +53,8 @@ func main() {
 	flag.IntVar(&c.Processes, "processes", 3, "ferro serve processes on the database")
 	flag.IntVar(&c.Rounds, "rounds", 60, "rounds of API requests beside the inspections")
 	flag.DurationVar(&c.Limit, "limit", 10*time.Minute, "give up after this long")
+	flag.DurationVar(&c.PowerInterval, "power-interval", 15*time.Second, "[conductor]sync_power_state_interval of the power-sync phase at the end (0: no such phase)")
+	flag.DurationVar(&c.PowerDelay, "power-delay", 20*time.Millisecond, "simulated BMC latency of every power call in the power-sync phase")
 	flag.StringVar(&c.Ferro, "ferro", os.Getenv("FERRO_BIN"), "ferro binary (default $FERRO_BIN, else build ./cmd/ferro)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -110,6 +117,12 @@ func Print(r *probe.Result, took time.Duration) {
 		row("SIGKILL of one process: every node owned again after", r.Takeover.Round(time.Millisecond).String())
 		row("  locks of the dead process left / nodes left verifying", fmt.Sprintf("%d / %d", r.LocksLeft, r.StuckNodes))
 		row("  tasks run twice (inspections, manage tasks of the kill)", fmt.Sprint(r.RunTwice))
+	}
+	if c.PowerInterval > 0 {
+		row(fmt.Sprintf("power sync: cycle (interval %v, BMC latency %v, 8 workers)", c.PowerInterval, c.PowerDelay),
+			fmt.Sprintf("%v, %d nodes checked", r.PowerCycle.Round(time.Millisecond), r.PowerChecked))
+		row("power sync: database per round (a cycle of each process)", fmt.Sprintf("%.0f rows, %.0f transactions beyond idle (round %.1f s)",
+			r.PowerRowsPerRound, r.PowerXactsPerRound, r.PowerRoundSeconds))
 	}
 	for i, rss := range r.RSS {
 		row(fmt.Sprintf("RSS of process %d", i), fmt.Sprintf("%.0f MiB", float64(rss)/(1<<20)))

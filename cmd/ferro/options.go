@@ -48,6 +48,8 @@ func conductorOptions(cfg *config.Config) conductor.Options {
 		HeartbeatInterval: seconds(c.HeartbeatInterval), StatusCheckPeriod: seconds(cfg.Inspector.StatusCheckPeriod),
 		CheckProvisionStateInterval: seconds(c.CheckProvisionStateInterval),
 		HeartbeatTimeout:            seconds(c.HeartbeatTimeout), InspectWaitTimeout: seconds(c.InspectWaitTimeout),
+		PowerSync: conductor.PowerSync{Interval: seconds(max(c.SyncPowerStateInterval, 0)), Force: c.ForcePowerStateDuringSync,
+			MaxRetries: c.PowerStateSyncMaxRetries, Workers: c.SyncPowerStateWorkers},
 		Discovery: conductor.Discovery{Enabled: cfg.AutoDiscovery.Enabled, Driver: cfg.AutoDiscovery.Driver,
 			InspectionScope: cfg.AutoDiscovery.InspectionScope, ResourceClass: cfg.Default.DefaultResourceClass,
 			ConductorGroup: cfg.Default.DefaultConductorGroup},

@@ -49,6 +49,8 @@ type Options struct {
 	// InspectWaitTimeout fails a node in inspect wait for longer
 	// ([conductor]inspect_wait_timeout); 0 means never.
 	InspectWaitTimeout time.Duration
+	// PowerSync is the periodic power-state sync; a zero Interval disables it.
+	PowerSync PowerSync
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Discovery is [auto_discovery]: a report no node matches enrolls one.
@@ -105,6 +107,11 @@ type Conductor struct {
 
 	observer Observer
 	counters counters
+
+	// syncFailures counts, per node, the power syncs in a row that did not confirm its state
+	// (Ironic's power_state_sync_count).
+	syncMu       sync.Mutex
+	syncFailures map[string]int
 }
 
 // New returns a conductor; call Start to recover state and run periodic tasks.
@@ -140,6 +147,8 @@ func New(o Options) *Conductor {
 		locked:     map[string]chan struct{}{},
 		ring:       newRing(host),
 		observer:   observer,
+
+		syncFailures: map[string]int{},
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 )
 
 // runPeriodic runs the conductor's periodic tasks until ctx is cancelled:
-// heartbeat (and hash ring refresh), inspection status checks, and
-// inspect-wait timeouts.
+// heartbeat (and hash ring refresh), inspection status checks,
+// inspect-wait timeouts and orphans, and the power-state sync.
 func (c *Conductor) runPeriodic(ctx context.Context) {
 	defer close(c.periodicDone)
 	every := func(d time.Duration) *time.Ticker {
@@ -24,18 +24,22 @@ func (c *Conductor) runPeriodic(ctx context.Context) {
 		return time.NewTicker(d)
 	}
 	heartbeat := every(c.o.HeartbeatInterval)
-	var status, timeouts, pxeFilter *time.Ticker
+	var status, timeouts, pxeFilter, powerSync *time.Ticker
 	if !c.apiOnly {
 		status = every(c.o.StatusCheckPeriod)
+		powerSync = every(c.o.PowerSync.Interval)
 		timeouts = every(c.o.CheckProvisionStateInterval)
 		if c.o.PXEFilter.Dir != "" {
 			pxeFilter = every(c.o.PXEFilter.Period)
 		}
 	}
+	var syncing sync.Mutex
+	var background sync.WaitGroup
+	defer background.Wait()
 	for {
 		select {
 		case <-ctx.Done():
-			for _, t := range []*time.Ticker{heartbeat, status, timeouts, pxeFilter} {
+			for _, t := range []*time.Ticker{heartbeat, status, timeouts, pxeFilter, powerSync} {
 				if t != nil {
 					t.Stop()
 				}
@@ -56,8 +60,21 @@ func (c *Conductor) runPeriodic(ctx context.Context) {
 			c.CheckInspections(ctx)
 		case <-tick(timeouts):
 			c.CheckInspectTimeouts(ctx)
+			c.failUnlockedTransient(ctx)
 		case <-tick(pxeFilter):
 			c.SyncPXEFilter(ctx)
+		case <-tick(powerSync):
+			// In its own goroutine: a cycle of slow BMCs must not hold up
+			// the heartbeat (a conductor that misses it is taken for
+			// dead). A cycle still running when the next is due skips it.
+			if syncing.TryLock() {
+				background.Add(1)
+				go func() {
+					defer background.Done()
+					defer syncing.Unlock()
+					c.SyncPowerStates(ctx)
+				}()
+			}
 		}
 	}
 }
@@ -282,23 +299,62 @@ func (c *Conductor) TakeOverOrphans(ctx context.Context) {
 			continue // taken or released meanwhile
 		}
 		c.log.Warn("released the lock of a dead conductor", "node", n.UUID, "holder", dead)
-		if !states.IsTransient(n.ProvisionState) {
+		// The state is decided on the node as read under the new lock,
+		// never on the listing: the holder may have moved the node into a
+		// transient state (manageable → inspecting) between the listing
+		// and the release, and a node left there unlocked would never be
+		// failed by this path again (issue 20). A node another task
+		// locked meanwhile is left to failUnlockedTransient.
+		c.failTransient(ctx, n.UUID, fmt.Sprintf("conductor %s stopped while the node was in state %%q; the operation was aborted", dead), "take over")
+	}
+}
+
+// failTransient locks the node and, when it is (still) in a transient
+// state, tears down an inspection that was starting and fails it with
+// msgFormat's last_error (%q is the state it was in).
+func (c *Conductor) failTransient(ctx context.Context, nodeUUID, msgFormat, phase string) {
+	t, err := c.acquire(ctx, nodeUUID)
+	if err != nil {
+		return
+	}
+	defer c.release(t)
+	if !states.IsTransient(t.Node.ProvisionState) {
+		return
+	}
+	from := t.Node.ProvisionState
+	msg := fmt.Sprintf(msgFormat, from)
+	if from == states.Inspecting {
+		if err := t.Driver.Inspect.Abort(ctx, t); err != nil && !errors.Is(err, driver.ErrUnsupported) {
+			msg += fmt.Sprintf("; clean up failed: %v", err)
+		}
+	}
+	c.log.Warn("failed a node left in a transient state without its task", "node", nodeUUID, "state", from, "phase", phase)
+	c.failNode(ctx, t, phase, msg)
+}
+
+// failUnlockedTransient fails the owned nodes that are in a transient
+// state (inspecting, verifying, cleaning, …) with no lock. Every task
+// holds its node's lock for as long as the node is in such a state, so
+// one without a lock lost its task: its lock was taken over from a
+// conductor declared dead (a starved machine missing heartbeats) whose
+// task then could not save its next state, or the taker lost the race for
+// the lock. The node's conductor may be alive, so neither recovery at
+// start nor the take-over would ever see it; Ironic fails such nodes
+// (_fail_transient_state, _check_orphan_nodes) likewise. It runs every
+// [conductor]check_provision_state_interval.
+func (c *Conductor) failUnlockedTransient(ctx context.Context) {
+	reserved := false
+	nodes, err := c.store.ListNodes(ctx, store.NodeFilter{ProvisionState: states.Transient, Reserved: &reserved})
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Error("list unlocked nodes in transient states", "error", err)
+		}
+		return
+	}
+	for _, n := range nodes {
+		if !c.owns(n.UUID, n.ConductorGroup) {
 			continue
 		}
-		t, err := c.acquire(ctx, n.UUID)
-		if err != nil {
-			continue
-		}
-		if states.IsTransient(t.Node.ProvisionState) {
-			from := t.Node.ProvisionState
-			msg := fmt.Sprintf("conductor %s stopped while the node was in state %q; the operation was aborted", dead, from)
-			if from == states.Inspecting {
-				if err := t.Driver.Inspect.Abort(ctx, t); err != nil && !errors.Is(err, driver.ErrUnsupported) {
-					msg += fmt.Sprintf("; clean up failed: %v", err)
-				}
-			}
-			c.failNode(ctx, t, "take over", msg)
-		}
-		c.release(t)
+		c.failTransient(ctx, n.UUID, "the task of the node in state %q lost its lock (its conductor was taken for dead) and ended; the operation was aborted", "orphan")
 	}
 }

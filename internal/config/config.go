@@ -190,17 +190,29 @@ type Database struct {
 
 // Conductor is [conductor].
 type Conductor struct {
-	WorkersPoolSize             int      `ini:"workers_pool_size"`
-	HeartbeatInterval           int      `ini:"heartbeat_interval"`
-	HeartbeatTimeout            int      `ini:"heartbeat_timeout"`
-	CheckProvisionStateInterval int      `ini:"check_provision_state_interval"`
-	InspectWaitTimeout          int      `ini:"inspect_wait_timeout"`
-	PowerStateChangeTimeout     int      `ini:"power_state_change_timeout"`
-	DeployKernel                string   `ini:"deploy_kernel"`
-	DeployRamdisk               string   `ini:"deploy_ramdisk"`
-	FileURLAllowedPaths         []string `ini:"file_url_allowed_paths" delim:","`
-	AutomatedClean              bool     `ini:"automated_clean"`
-	ConductorGroup              string   `ini:"conductor_group"`
+	WorkersPoolSize             int `ini:"workers_pool_size"`
+	HeartbeatInterval           int `ini:"heartbeat_interval"`
+	HeartbeatTimeout            int `ini:"heartbeat_timeout"`
+	CheckProvisionStateInterval int `ini:"check_provision_state_interval"`
+	InspectWaitTimeout          int `ini:"inspect_wait_timeout"`
+	PowerStateChangeTimeout     int `ini:"power_state_change_timeout"`
+	// SyncPowerStateInterval spaces the periodic power-state sync, in
+	// seconds; 0 or negative disables it (as Ironic).
+	SyncPowerStateInterval int `ini:"sync_power_state_interval"`
+	// ForcePowerStateDuringSync makes the sync power a node back to its
+	// recorded state; false records the state the BMC reports instead.
+	ForcePowerStateDuringSync bool `ini:"force_power_state_during_sync"`
+	// PowerStateSyncMaxRetries is how many syncs in a row may fail (BMC
+	// unreachable, or a forced state not reached) before the node is put
+	// in maintenance with fault "power failure".
+	PowerStateSyncMaxRetries int `ini:"power_state_sync_max_retries"`
+	// SyncPowerStateWorkers bounds the BMCs queried at once by a sync.
+	SyncPowerStateWorkers int      `ini:"sync_power_state_workers"`
+	DeployKernel          string   `ini:"deploy_kernel"`
+	DeployRamdisk         string   `ini:"deploy_ramdisk"`
+	FileURLAllowedPaths   []string `ini:"file_url_allowed_paths" delim:","`
+	AutomatedClean        bool     `ini:"automated_clean"`
+	ConductorGroup        string   `ini:"conductor_group"`
 	// GracefulShutdownTimeout bounds how long SIGTERM waits for running tasks, in seconds.
 	GracefulShutdownTimeout int `ini:"graceful_shutdown_timeout"`
 	// ImageRedirectHosts are the hosts (host or host:port) an http(s)
@@ -507,6 +519,10 @@ func Defaults(hw Hardware) *Config {
 			CheckProvisionStateInterval: 60,
 			InspectWaitTimeout:          1800,
 			PowerStateChangeTimeout:     60,
+			SyncPowerStateInterval:      60,
+			ForcePowerStateDuringSync:   true,
+			PowerStateSyncMaxRetries:    3,
+			SyncPowerStateWorkers:       8,
 			FileURLAllowedPaths:         []string{"/var/lib/ironic", "/shared/html", "/templates", "/opt/cache/files", "/usr/share/ironic"},
 			AutomatedClean:              false,
 			GracefulShutdownTimeout:     60,
@@ -774,6 +790,9 @@ func (c *Config) Validate() error {
 		if section == "database" && option == "max_retries" {
 			return // -1 is oslo.db's "forever", checked below
 		}
+		if section == "conductor" && option == "sync_power_state_interval" {
+			return // negative disables the sync, as in Ironic
+		}
 		if v.Kind() == reflect.Int && v.Int() < 0 {
 			bad("[%s]%s is %d: it must not be negative", section, option, v.Int())
 		}
@@ -783,6 +802,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Conductor.WorkersPoolSize < 1 {
 		bad("[conductor]workers_pool_size must be at least 1")
+	}
+	if c.Conductor.SyncPowerStateWorkers < 1 {
+		bad("[conductor]sync_power_state_workers must be at least 1")
 	}
 	if c.Default.ClientSocketTimeout < 1 {
 		bad("[DEFAULT]client_socket_timeout must be at least 1 (seconds): every connection needs a read deadline")

@@ -2,7 +2,10 @@
 // Ironic's states and events, with no I/O.
 package states
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Provision states, as Ironic names them on the wire.
 const (
@@ -160,15 +163,13 @@ func Can(from, event string) bool {
 // Target returns the target_provision_state for a state, or "" for a stable one.
 func Target(state string) string { return targets[state] }
 
-// IsTransient reports whether a state is one a conductor works in: a node
-// left there by a dead conductor must be failed.
-func IsTransient(state string) bool {
-	switch state {
-	case Verifying, Inspecting, Cleaning, Deploying, Deleting, Adopting, Rescuing, Unrescuing:
-		return true
-	}
-	return false
-}
+// Transient lists the states a conductor works in, each held under the
+// node's lock by a running task: a node left there by a dead conductor, or
+// without a lock, must be failed.
+var Transient = []string{Verifying, Inspecting, Cleaning, Deploying, Deleting, Adopting, Rescuing, Unrescuing}
+
+// IsTransient reports whether a state is in Transient.
+func IsTransient(state string) bool { return slices.Contains(Transient, state) }
 
 // IsStable reports whether a node in this state waits for an operator.
 func IsStable(state string) bool {

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,9 +44,16 @@ type Config struct {
 	// Rounds is how many rounds of API requests (a detailed list of
 	// 1,000, GETs, PATCHes, a provision verb) run beside the inspections.
 	Rounds int
-	Kill   bool          // SIGKILL one process under load and time the take-over
-	Limit  time.Duration // the whole probe gives up after this long
-	Log    io.Writer     // progress lines; nil: none
+	Kill   bool // SIGKILL one process under load and time the take-over
+	// PowerInterval, when set, ends the probe with the power-state sync:
+	// every node made manageable, given a simulated BMC latency of
+	// PowerDelay (fake-hardware's test-only driver_info fake_power_delay),
+	// and the processes restarted with [conductor]sync_power_state_interval
+	// at PowerInterval; then the cycles are timed and their database work
+	// counted.
+	PowerInterval, PowerDelay time.Duration
+	Limit                     time.Duration // the whole probe gives up after this long
+	Log                       io.Writer     // progress lines; nil: none
 }
 
 // Result is what a probe measured.
@@ -71,8 +79,17 @@ type Result struct {
 	// RunTwice counts the tasks (the inspections, the manage tasks of the
 	// kill) that started more than once on a node, in all processes' logs.
 	RunTwice int
-	RSS      []int64 // bytes per process, at the end
-	DBSize   int64   // bytes
+	// The power-state sync (with Config.PowerInterval): the longest cycle
+	// of the processes' steady cycles, the nodes their cycles checked in
+	// all (every node: each is one process's), and the database's work per
+	// round of cycles (one per process) beyond the idle rate.
+	PowerCycle         time.Duration
+	PowerChecked       int
+	PowerRowsPerRound  float64
+	PowerXactsPerRound float64
+	PowerRoundSeconds  float64
+	RSS                []int64 // bytes per process, at the end
+	DBSize             int64   // bytes
 }
 
 // Run runs the probe.
@@ -171,6 +188,11 @@ func (p *probe) run(ctx context.Context) error {
 	for _, pr := range p.procs {
 		if !pr.dead() {
 			p.res.RSS = append(p.res.RSS, pr.rss())
+		}
+	}
+	if p.c.PowerInterval > 0 {
+		if err := p.powerSync(ctx, images); err != nil {
+			return err
 		}
 	}
 	return p.dbQuery(ctx, "SELECT pg_database_size(current_database())", &p.res.DBSize)
@@ -886,9 +908,12 @@ const heartbeatInterval, heartbeatTimeout = 2, 10
 
 // startProc starts process i on the database, as production runs several:
 // a host name of its own, and the heartbeats above.
-func startProc(ctx context.Context, bin, dir, dsn, images string, i int) (*proc, error) {
+func startProc(ctx context.Context, bin, dir, dsn, images string, i int, env ...string) (*proc, error) {
 	pdir := filepath.Join(dir, fmt.Sprintf("proc%d", i))
 	pr := &proc{host: fmt.Sprintf("scale-%d", i), tftpRoot: filepath.Join(pdir, "tftpboot"), log: filepath.Join(pdir, "ferro.log"), exited: make(chan struct{})}
+	if len(env) > 0 {
+		pr.log = filepath.Join(pdir, "ferro-power.log") // the first run's log stays for its counts
+	}
 	for _, d := range []string{pr.tftpRoot, filepath.Join(pdir, "httpboot"), filepath.Join(pdir, "data")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
@@ -923,7 +948,11 @@ func startProc(ctx context.Context, bin, dir, dsn, images string, i int) (*proc,
 		"FERRO_PXE_TFTP_ROOT="+pr.tftpRoot,
 		"FERRO_DEPLOY_HTTP_ROOT="+filepath.Join(pdir, "httpboot"),
 		"FERRO_DEPLOY_HTTP_URL=http://192.0.2.10:8080",
+		// No power sync unless asked (env): the other figures are those
+		// of the tasks they name.
+		"FERRO_CONDUCTOR_SYNC_POWER_STATE_INTERVAL=0",
 	)
+	pr.cmd.Env = append(pr.cmd.Env, env...)
 	logf, err := os.Create(pr.log)
 	if err != nil {
 		return nil, err
@@ -1013,4 +1042,136 @@ func (pr *proc) cpu() float64 {
 	ut, _ := strconv.ParseFloat(f[11], 64)
 	st, _ := strconv.ParseFloat(f[12], 64)
 	return (ut + st) / 100 // USER_HZ
+}
+
+// powerSync measures the periodic power-state sync at every node: all
+// nodes manageable (the sync leaves enroll alone, as Ironic), each fake
+// BMC answering after PowerDelay, the processes restarted with the sync
+// every PowerInterval. After a first cycle per process (its lists warm
+// up), it waits for two more rounds of cycles and measures the second:
+// the longest cycle, the nodes checked, and the rows and transactions the
+// database saw in that round beyond the idle rate measured before.
+func (p *probe) powerSync(ctx context.Context, images string) error {
+	began := time.Now()
+	var enrolled []node
+	st, err := p.states(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range p.nodes {
+		if st[n.uuid] == "enroll" {
+			enrolled = append(enrolled, n)
+		}
+	}
+	if err := parallel(ctx, len(enrolled), 12, func(i int) error {
+		return p.retryBusy(ctx, p.api(i).url, http.MethodPut, "/v1/nodes/"+enrolled[i].uuid+"/states/provision", map[string]any{"target": "manage"})
+	}); err != nil {
+		return fmt.Errorf("manage for the power sync: %w", err)
+	}
+	if err := p.waitState(ctx, enrolled, "manageable", 3*time.Minute); err != nil {
+		return err
+	}
+	delay := strconv.FormatFloat(p.c.PowerDelay.Seconds(), 'f', -1, 64)
+	if err := parallel(ctx, len(p.nodes), 12, func(i int) error {
+		return p.retryBusy(ctx, p.api(i).url, http.MethodPatch, "/v1/nodes/"+p.nodes[i].uuid,
+			[]map[string]any{{"op": "add", "path": "/driver_info/fake_power_delay", "value": delay}})
+	}); err != nil {
+		return fmt.Errorf("set fake_power_delay: %w", err)
+	}
+	p.logf("power sync: %d nodes managed, BMC latency %v set, in %v", len(enrolled), p.c.PowerDelay, since(began))
+	for _, pr := range p.procs {
+		pr.stop()
+	}
+	p.procs = p.procs[:0]
+	for i := range p.c.Processes {
+		pr, err := startProc(ctx, p.c.Ferro, p.dir, p.dsn, images, i,
+			"FERRO_CONDUCTOR_SYNC_POWER_STATE_INTERVAL="+strconv.Itoa(int(p.c.PowerInterval.Seconds())))
+		if err != nil {
+			return err
+		}
+		p.procs = append(p.procs, pr)
+	}
+	if err := p.waitConductors(ctx, len(p.procs)); err != nil {
+		return err
+	}
+	const q = `SELECT (SELECT COALESCE(sum(seq_tup_read + idx_tup_fetch), 0)::bigint FROM pg_stat_user_tables),
+		(SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())`
+	conn, err := pgx.Connect(ctx, p.dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	// waitCycles waits until every process logged n cycles and returns
+	// each one's n-th.
+	waitCycles := func(n int) ([]powerCycle, error) {
+		deadline := time.Now().Add(time.Duration(n+2)*p.c.PowerInterval + time.Duration(n)*time.Duration(len(p.nodes)/max(len(p.procs), 1))*p.c.PowerDelay + time.Minute)
+		for {
+			var out []powerCycle
+			for _, pr := range p.procs {
+				if cs := pr.powerCycles(); len(cs) >= n {
+					out = append(out, cs[n-1])
+				}
+			}
+			if len(out) == len(p.procs) {
+				return out, nil
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return nil, fmt.Errorf("power sync: %d of %d processes logged %d cycles in time", len(out), len(p.procs), n)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if _, err := waitCycles(1); err != nil {
+		return err
+	}
+	// PostgreSQL flushes a backend's statistics up to a second late (an idle one's
+	// later): the round is the time between two reads after the 2nd and the 3rd cycles.
+	if _, err := waitCycles(2); err != nil {
+		return err
+	}
+	time.Sleep(time.Second)
+	var r0, x0, r1, x1 int64
+	t0 := time.Now()
+	if err := conn.QueryRow(ctx, q).Scan(&r0, &x0); err != nil {
+		return err
+	}
+	cycles, err := waitCycles(3)
+	if err != nil {
+		return err
+	}
+	time.Sleep(time.Second)
+	if err := conn.QueryRow(ctx, q).Scan(&r1, &x1); err != nil {
+		return err
+	}
+	round := time.Since(t0)
+	for _, c := range cycles {
+		p.res.PowerCycle = max(p.res.PowerCycle, c.took)
+		p.res.PowerChecked += c.checked
+	}
+	p.res.PowerRoundSeconds = round.Seconds()
+	p.res.PowerRowsPerRound = max(float64(r1-r0)-p.res.IdleRowsPerSec*round.Seconds(), 0)
+	p.res.PowerXactsPerRound = max(float64(x1-x0)-p.res.IdleXactPerSec*round.Seconds(), 0)
+	p.logf("power sync: cycle %v (interval %v, BMC latency %v), %d nodes checked by %d processes; per round %.0f rows, %.0f transactions beyond idle",
+		p.res.PowerCycle.Round(time.Millisecond), p.c.PowerInterval, p.c.PowerDelay, p.res.PowerChecked, len(p.procs),
+		p.res.PowerRowsPerRound, p.res.PowerXactsPerRound)
+	return nil
+}
+
+type powerCycle struct {
+	checked int
+	took    time.Duration
+}
+
+var powerCycleLine = regexp.MustCompile(`msg="power state sync done".* checked=(\d+) .*seconds=([0-9.e+-]+)`)
+
+// powerCycles are the power-state sync cycles the process logged.
+func (pr *proc) powerCycles() []powerCycle {
+	b, _ := os.ReadFile(pr.log)
+	var out []powerCycle
+	for _, m := range powerCycleLine.FindAllStringSubmatch(string(b), -1) {
+		n, _ := strconv.Atoi(m[1])
+		secs, _ := strconv.ParseFloat(m[2], 64)
+		out = append(out, powerCycle{checked: n, took: time.Duration(secs * float64(time.Second))})
+	}
+	return out
 }

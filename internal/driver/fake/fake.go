@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
@@ -20,14 +21,47 @@ type Power struct{}
 // Validate always passes.
 func (Power) Validate(context.Context, *driver.Task) error { return nil }
 
+// PowerDelayKey is a test-only driver_info key: seconds (a number or a
+// numeric string) every fake power call takes, a simulated BMC's latency
+// for benchmarks (bench/scale's power-state sync). Not an Ironic option.
+const PowerDelayKey = "fake_power_delay"
+
+// bmcDelay waits the node's simulated BMC latency, if any.
+func bmcDelay(ctx context.Context, t *driver.Task) error {
+	var secs float64
+	switch v := t.Node.DriverInfo[PowerDelayKey].(type) {
+	case float64:
+		secs = v
+	case string:
+		secs, _ = strconv.ParseFloat(v, 64)
+	}
+	if secs <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(time.Duration(secs * float64(time.Second)))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
 // PowerState returns the node's recorded power state: none (null) until
 // the first power action, as Ironic's fake power.
-func (Power) PowerState(_ context.Context, t *driver.Task) (string, error) {
+func (Power) PowerState(ctx context.Context, t *driver.Task) (string, error) {
+	if err := bmcDelay(ctx, t); err != nil {
+		return "", err
+	}
 	return t.Node.PowerState, nil
 }
 
 // SetPowerState records the new state; reboot ends powered on.
-func (Power) SetPowerState(_ context.Context, t *driver.Task, state string, _ time.Duration) error {
+func (Power) SetPowerState(ctx context.Context, t *driver.Task, state string, _ time.Duration) error {
+	if err := bmcDelay(ctx, t); err != nil {
+		return err
+	}
 	switch state {
 	case baremetal.PowerOn, baremetal.PowerReboot:
 		t.Node.PowerState = baremetal.PowerOn

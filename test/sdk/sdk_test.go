@@ -18,13 +18,10 @@
 package sdk_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +32,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 	"github.com/ferrometal/ferro/internal/testing/keystonetest"
+	"github.com/ferrometal/ferro/internal/testing/stestrtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(keystonetest.Main(m)) }
@@ -179,7 +177,7 @@ func (l lane) run(t *testing.T, target, dir, entry string, timeout time.Duration
 		return
 	}
 
-	baseline, err := readList(baselineFile)
+	baseline, err := stestrtest.ReadList(baselineFile)
 	if err != nil {
 		t.Fatalf("read the baseline: %v", err)
 	}
@@ -207,7 +205,7 @@ func (l lane) run(t *testing.T, target, dir, entry string, timeout time.Duration
 	if len(missing) > 0 {
 		t.Errorf("%d of the %d tests that pass against Ironic 21.4 do not pass against ferro:\n  %s",
 			len(missing), len(baseline), strings.Join(missing, "\n  "))
-		logFailures(t, dir, l.python)
+		stestrtest.LogFailures(t, dir, l.python, sdkEnv(dir))
 	}
 }
 
@@ -280,7 +278,7 @@ func runSuite(t *testing.T, python, csvTool, dir string, timeout time.Duration) 
 	var exit *exec.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1) {
 		out, _ := os.ReadFile(log.Name())
-		return nil, fmt.Errorf("stestr run: %w\n%s", runErr, tail(string(out), 8000))
+		return nil, fmt.Errorf("stestr run: %w\n%s", runErr, stestrtest.Tail(string(out), 8000))
 	}
 
 	var stream, stderr bytes.Buffer
@@ -289,7 +287,7 @@ func runSuite(t *testing.T, python, csvTool, dir string, timeout time.Duration) 
 	last.Env = sdkEnv(dir)
 	last.Stdout, last.Stderr = &stream, &stderr
 	if err := last.Run(); err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
-		return nil, fmt.Errorf("stestr last: %w\n%s", err, tail(stderr.String(), 4000))
+		return nil, fmt.Errorf("stestr last: %w\n%s", err, stestrtest.Tail(stderr.String(), 4000))
 	}
 	conv := exec.CommandContext(ctx, csvTool)
 	conv.Stdin = &stream
@@ -297,64 +295,15 @@ func runSuite(t *testing.T, python, csvTool, dir string, timeout time.Duration) 
 	conv.Stdout, conv.Stderr = &csvOut, &stderr
 	// subunit2csv exits 1 when the stream holds a failure.
 	if err := conv.Run(); err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
-		return nil, fmt.Errorf("subunit2csv: %w\n%s", err, tail(stderr.String(), 4000))
+		return nil, fmt.Errorf("subunit2csv: %w\n%s", err, stestrtest.Tail(stderr.String(), 4000))
 	}
-	results, err := parseCSV(&csvOut)
+	results, err := stestrtest.ParseCSV(&csvOut)
 	if err != nil {
 		return nil, err
 	}
 	if len(results) == 0 {
 		out, _ := os.ReadFile(log.Name())
-		return nil, fmt.Errorf("no test results; stestr said:\n%s", tail(string(out), 8000))
+		return nil, fmt.Errorf("no test results; stestr said:\n%s", stestrtest.Tail(string(out), 8000))
 	}
 	return results, nil
-}
-
-// parseCSV reads subunit2csv's output (test,status,start_time,stop_time).
-func parseCSV(r io.Reader) (map[string]string, error) {
-	rows, err := csv.NewReader(r).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("parse subunit2csv's output: %w", err)
-	}
-	results := map[string]string{}
-	for i, row := range rows {
-		if i == 0 || len(row) < 2 {
-			continue // header
-		}
-		results[row[0]] = row[1]
-	}
-	return results, nil
-}
-
-func readList(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var ids []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line != "" && !strings.HasPrefix(line, "#") {
-			ids = append(ids, line)
-		}
-	}
-	return ids, sc.Err()
-}
-
-// logFailures shows the tracebacks of the failed tests.
-func logFailures(t *testing.T, dir, python string) {
-	cmd := exec.Command(python, "-m", "stestr", "failing")
-	cmd.Dir = dir
-	cmd.Env = sdkEnv(dir)
-	out, _ := cmd.CombinedOutput()
-	t.Logf("stestr failing:\n%s", tail(string(out), 60000))
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
 }

@@ -28,10 +28,8 @@
 package tempest_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -46,6 +44,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
 	"github.com/ferrometal/ferro/internal/testing/keystonetest"
+	"github.com/ferrometal/ferro/internal/testing/stestrtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(keystonetest.Main(m)) }
@@ -229,7 +228,7 @@ func (l lane) run(t *testing.T, ks *keystonetest.Server, target, dir string, key
 		return
 	}
 
-	baseline, err := readList(baselineFile)
+	baseline, err := stestrtest.ReadList(baselineFile)
 	if err != nil {
 		t.Fatalf("read the baseline: %v", err)
 	}
@@ -255,7 +254,7 @@ func (l lane) run(t *testing.T, ks *keystonetest.Server, target, dir string, key
 	if len(missing) > 0 {
 		t.Errorf("%d of the %d tests that pass against Ironic 21.4 do not pass against ferro:\n  %s\n(tempest's log: tempest.log; per-test details: stestr last in %s)",
 			len(missing), len(baseline), strings.Join(missing, "\n  "), dir)
-		logFailures(t, dir, l.python)
+		stestrtest.LogFailures(t, dir, l.python, tempestEnv(dir))
 	}
 }
 
@@ -401,7 +400,7 @@ func runSuite(t *testing.T, python, csvTool, dir string, timeout time.Duration) 
 	// stestr exits 1 when a test fails; that is judged below, per test.
 	var exit *exec.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1) {
-		return nil, fmt.Errorf("stestr run: %w\n%s", runErr, tail(stderr.String(), 8000))
+		return nil, fmt.Errorf("stestr run: %w\n%s", runErr, stestrtest.Tail(stderr.String(), 8000))
 	}
 
 	f, err := os.Open(stream)
@@ -415,70 +414,14 @@ func runSuite(t *testing.T, python, csvTool, dir string, timeout time.Duration) 
 	conv.Stdout, conv.Stderr = &csvOut, &stderr
 	// subunit2csv exits 1 when the stream holds a failure.
 	if err := conv.Run(); err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
-		return nil, fmt.Errorf("subunit2csv: %w\n%s", err, tail(stderr.String(), 4000))
+		return nil, fmt.Errorf("subunit2csv: %w\n%s", err, stestrtest.Tail(stderr.String(), 4000))
 	}
-	results, err := parseCSV(&csvOut)
+	results, err := stestrtest.ParseCSV(&csvOut)
 	if err != nil {
 		return nil, err
 	}
 	if len(results) == 0 {
-		return nil, fmt.Errorf("no test results; stestr said:\n%s", tail(stderr.String(), 8000))
+		return nil, fmt.Errorf("no test results; stestr said:\n%s", stestrtest.Tail(stderr.String(), 8000))
 	}
 	return results, nil
-}
-
-// parseCSV reads subunit2csv's output (test,status,start_time,stop_time).
-// Tempest's class-level setUpClass failures appear as a pseudo-test named
-// after the class; they are kept, so that a class that cannot start shows.
-func parseCSV(r io.Reader) (map[string]string, error) {
-	rows, err := csv.NewReader(r).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("parse subunit2csv's output: %w", err)
-	}
-	results := map[string]string{}
-	for i, row := range rows {
-		if i == 0 || len(row) < 2 {
-			continue // header
-		}
-		id := row[0]
-		if j := strings.IndexByte(id, '['); j >= 0 {
-			id = id[:j]
-		}
-		results[id] = row[1]
-	}
-	return results, nil
-}
-
-func readList(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var ids []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line != "" && !strings.HasPrefix(line, "#") {
-			ids = append(ids, line)
-		}
-	}
-	return ids, sc.Err()
-}
-
-// logFailures shows the tracebacks of the failed tests (stestr last
-// --subunit | subunit-trace would too, at more length).
-func logFailures(t *testing.T, dir, python string) {
-	cmd := exec.Command(python, "-m", "stestr", "failing")
-	cmd.Dir = dir
-	cmd.Env = tempestEnv(dir)
-	out, _ := cmd.CombinedOutput()
-	t.Logf("stestr failing:\n%s", tail(string(out), 60000))
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
 }

@@ -248,6 +248,13 @@ driver = noop
 	t.Cleanup(func() {
 		_ = vm.Process.Kill()
 		<-exited
+		if t.Failed() {
+			b, _ := os.ReadFile(serialPath)
+			if len(b) > 16000 {
+				b = b[len(b)-16000:]
+			}
+			t.Logf("serial console (tail):\n%s", b)
+		}
 	})
 
 	// Wait for 11.1 to end the introspection (an HTTP state); the

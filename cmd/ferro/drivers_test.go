@@ -19,11 +19,11 @@ func TestConfigDefaults_FromTheHardwareTypes(t *testing.T) {
 		"management":     {"fake", "ipmitool", "redfish"},
 		"network":        {"noop", "flat", "neutron"},
 		"power":          {"fake", "ipmitool", "redfish"},
-		"raid":           {"fake", "no-raid", "agent"},
+		"raid":           {"fake", "no-raid", "agent", "redfish"},
 		"vendor":         {"fake", "no-vendor", "ipmitool"},
 		"console":        {"fake", "no-console"},
 		"bios":           {"fake", "no-bios"},
-		"firmware":       {"fake", "no-firmware"},
+		"firmware":       {"fake", "no-firmware", "redfish"},
 		"rescue":         {"fake", "no-rescue"},
 		"storage":        {"fake", "noop"},
 	}

@@ -128,6 +128,26 @@ func TestQEMU_IronicInspector111ProcessesFerroAgentReport(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// lldpd may not notice at once that tap0 came up when QEMU opened it
+	// (on a busy machine it once sent nothing in the agent's whole
+	// minute): ask it to send now, every second, until the test ends
+	// ("lldpcli update" re-reads the interfaces and sends on each).
+	stopUpdates := make(chan struct{})
+	updatesDone := make(chan struct{})
+	go func() {
+		defer close(updatesDone)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopUpdates:
+				return
+			case <-tick.C:
+				_ = ns.Command(lldpcli, "-u", sock, "update").Run()
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stopUpdates); <-updatesDone })
 
 	// ferro serve as the site's Ironic, on the namespace's loopback (only
 	// ironic-inspector, beside it, talks to it).

@@ -22,6 +22,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/bmc/ipmi"
 	"github.com/ferrometal/ferro/internal/bmc/redfish"
+	"github.com/ferrometal/ferro/internal/testing/freeport"
 	"github.com/ferrometal/ferro/internal/vbmc"
 )
 
@@ -330,23 +331,14 @@ func waitNode(base, id string, done func(apiNode) bool) error {
 	}
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // startFerro runs `ferro serve` on loopback with a data directory under
 // dir and returns its API URL once GET / answers.
 func startFerro(bin, dir string) (string, func(), error) {
-	port, err := freePort()
+	port, err := freeport.Next()
 	if err != nil {
 		return "", nil, err
 	}
-	iport, err := freePort()
+	iport, err := freeport.Next()
 	if err != nil {
 		return "", nil, err
 	}

@@ -27,7 +27,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -43,6 +42,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ferrometal/ferro/internal/testing/freeport"
 	"github.com/ferrometal/ferro/test/inspection"
 )
 
@@ -144,15 +144,6 @@ type server struct {
 	exited   chan struct{}
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func startFerro(ctx context.Context, bin, dir string, o options) (*server, error) {
 	s := &server{
 		tftpRoot: filepath.Join(dir, "tftpboot"),
@@ -173,11 +164,11 @@ func startFerro(ctx context.Context, bin, dir string, o options) (*server, error
 	}
 	s.kernel = "file://" + filepath.Join(images, "ipa.kernel")
 	s.ramdisk = "file://" + filepath.Join(images, "ipa.initramfs")
-	apiPort, err := freePort()
+	apiPort, err := freeport.Next()
 	if err != nil {
 		return nil, err
 	}
-	inspPort, err := freePort()
+	inspPort, err := freeport.Next()
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ferrometal/ferro/internal/testing/freeport"
 )
 
 // ferroBinary returns $FERRO_BIN, or builds cmd/ferro of the module the
@@ -50,7 +51,7 @@ type server struct {
 // free port, and the given extra environment, and waits until GET /
 // answers 200.
 func startServer(bin, dataDir string, env []string) (*server, error) {
-	port, err := freePort()
+	port, err := freeport.Next()
 	if err != nil {
 		return nil, err
 	}
@@ -193,13 +194,4 @@ func procCPU(pid int) (time.Duration, error) {
 	}
 	// USER_HZ is 100 on every Linux architecture Go supports.
 	return time.Duration(ut+st) * 10 * time.Millisecond, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

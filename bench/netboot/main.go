@@ -20,11 +20,9 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -34,25 +32,15 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/insomniacslk/dhcp/dhcpv4"
-	"github.com/insomniacslk/dhcp/dhcpv4/server4"
 	"github.com/insomniacslk/dhcp/iana"
 
-	"github.com/ferrometal/ferro/internal/baremetal"
-	"github.com/ferrometal/ferro/internal/driver"
-	"github.com/ferrometal/ferro/internal/driver/deployimage"
-	"github.com/ferrometal/ferro/internal/driver/fake"
-	"github.com/ferrometal/ferro/internal/driver/pxe"
-	"github.com/ferrometal/ferro/internal/netns"
-	"github.com/ferrometal/ferro/internal/states"
-	sqlstore "github.com/ferrometal/ferro/internal/store/sql"
+	"github.com/ferrometal/ferro/bench/netboot/lab"
 )
 
-const serverIP = "192.168.78.1"
+const serverIP = lab.ServerIP
 
 type options struct {
 	clients, rounds, kernelMB int
@@ -78,78 +66,32 @@ func main() {
 	}
 }
 
-// ns is the probe's network namespace.
-type ns string
-
-func (n ns) ip(args ...string) error {
-	out, err := exec.Command("ip", append([]string{"-n", string(n)}, args...)...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return nil
-}
-
-// do runs fn on a thread inside the namespace.
-func (n ns) do(fn func() error) error { return netns.Do(netns.Path(string(n)), fn) }
-
 func run(o options) error {
-	if os.Geteuid() != 0 {
-		return errors.New("needs root for network namespaces")
+	l, err := lab.Setup()
+	if err != nil {
+		return err
 	}
+	defer l.Close()
 	dir, err := os.MkdirTemp("", "ferro-bench-netboot-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	n := ns("ferro-bench-" + strings.ToLower(rand.Text()[:6]))
-	if out, err := exec.Command("ip", "netns", "add", string(n)).CombinedOutput(); err != nil {
-		return fmt.Errorf("ip netns add: %v: %s", err, out)
-	}
-	defer exec.Command("ip", "netns", "del", string(n)).Run()
-	// The clients live in a namespace of their own, at the other end of
-	// the veth pair: their packets cross it as a machine's would.
-	cl := ns(string(n) + "-c")
-	if out, err := exec.Command("ip", "netns", "add", string(cl)).CombinedOutput(); err != nil {
-		return fmt.Errorf("ip netns add: %v: %s", err, out)
-	}
-	defer exec.Command("ip", "netns", "del", string(cl)).Run()
-	for _, args := range [][]string{
-		{"link", "set", "lo", "up"},
-		{"link", "add", "br0", "type", "bridge", "stp_state", "0", "forward_delay", "0"},
-		{"addr", "add", serverIP + "/24", "dev", "br0"},
-		{"link", "set", "br0", "up"},
-		{"link", "add", "v0", "type", "veth", "peer", "name", "v1"},
-		{"link", "set", "v0", "master", "br0"},
-		{"link", "set", "v0", "up"},
-		{"link", "set", "v1", "netns", string(cl)},
-	} {
-		if err := n.ip(args...); err != nil {
-			return err
-		}
-	}
-	for _, args := range [][]string{
-		{"link", "set", "lo", "up"},
-		{"addr", "add", "192.168.78.2/24", "dev", "v1"},
-		{"link", "set", "v1", "up"},
-	} {
-		if err := cl.ip(args...); err != nil {
-			return err
-		}
-	}
-	bin, err := ferroBinary(o.ferro, dir)
+	n, cl := l.Server, l.Client
+	bin, err := lab.FerroBinary(o.ferro, dir)
 	if err != nil {
 		return err
 	}
-	macs, uuids, err := prepareNodes(dir, o)
+	macs, uuids, err := lab.PrepareNodes(dir, o.clients, o.kernelMB)
 	if err != nil {
 		return fmt.Errorf("prepare nodes: %w", err)
 	}
-	srv, err := startFerro(n, bin, dir, o)
+	srv, err := lab.StartFerro(n, bin, dir, "FERRO_NETBOOT_TFTP_SINGLE_PORT="+strconv.FormatBool(o.singlePort))
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	fmt.Printf("bench/netboot: %d clients, tftp_single_port=%v, ferro serve pid %d, RSS at start %.1f MB\n", o.clients, o.singlePort, srv.cmd.Process.Pid, rssMB(srv.pid(), "VmRSS"))
+	defer srv.Stop()
+	fmt.Printf("bench/netboot: %d clients, tftp_single_port=%v, ferro serve pid %d, RSS at start %.1f MB\n", o.clients, o.singlePort, srv.PID(), lab.RSSMB(srv.PID(), "VmRSS"))
 
 	phase := func(name string, fn func() (string, error)) error {
 		stop := make(chan struct{})
@@ -157,7 +99,7 @@ func run(o options) error {
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			for {
-				if r := uint64(rssMB(srv.pid(), "VmRSS") * 1024); r > peak.Load() {
+				if r := uint64(lab.RSSMB(srv.PID(), "VmRSS") * 1024); r > peak.Load() {
 					peak.Store(r)
 				}
 				select {
@@ -171,7 +113,7 @@ func run(o options) error {
 		close(stop)
 		wg.Wait()
 		if err != nil {
-			return fmt.Errorf("%s: %w\n%s", name, err, srv.logTail())
+			return fmt.Errorf("%s: %w\n%s", name, err, srv.LogTail())
 		}
 		fmt.Printf("%-5s %s; ferro RSS peak %.1f MB\n", name, res, float64(peak.Load())/1024)
 		return nil
@@ -213,99 +155,19 @@ func run(o options) error {
 	if err := phase("http", func() (string, error) { return benchHTTP(cl, uuids, locals) }); err != nil {
 		return err
 	}
-	fmt.Printf("ferro peak RSS over the run (VmHWM): %.1f MB\n", rssMB(srv.pid(), "VmHWM"))
+	fmt.Printf("ferro peak RSS over the run (VmHWM): %.1f MB\n", lab.RSSMB(srv.PID(), "VmHWM"))
 	return nil
-}
-
-// prepareNodes writes the database and boot roots ferro will start on: N
-// nodes in inspect wait with one port each and their ipxe boot files.
-func prepareNodes(dir string, o options) (macs []net.HardwareAddr, uuids []string, err error) {
-	ctx := context.Background()
-	images := filepath.Join(dir, "images")
-	os.MkdirAll(images, 0o755)
-	kernel := make([]byte, o.kernelMB<<20)
-	rand.Read(kernel)
-	if err := os.WriteFile(filepath.Join(images, "kernel"), kernel, 0o644); err != nil {
-		return nil, nil, err
-	}
-	os.WriteFile(filepath.Join(images, "ramdisk"), []byte("ramdisk"), 0o644)
-	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
-	db, err := sqlstore.Open(ctx, "sqlite://"+filepath.Join(dir, "data", "ferro.db"))
-	if err != nil {
-		return nil, nil, err
-	}
-	defer db.Close()
-	// [pxe]'s defaults, with the bench's roots and images.
-	boot, err := pxe.New(pxe.IPXE, pxe.Options{Images: deployimage.New(deployimage.Options{AllowedPaths: []string{images}}),
-		TFTPRoot: filepath.Join(dir, "tftpboot"), HTTPRoot: filepath.Join(dir, "httpboot"),
-		HTTPURL:     "http://" + serverIP + ":6385/httpboot",
-		PXEBootfile: "pxelinux.0", IPXEBootfile: "undionly.kpxe", KernelAppendParams: "nofb nomodeset vga=normal"})
-	if err != nil {
-		return nil, nil, err
-	}
-	quiet := slog.New(slog.DiscardHandler)
-	for i := range o.clients {
-		mac := net.HardwareAddr{0x52, 0x54, 0x00, 0x78, byte(i >> 8), byte(i)}
-		node := &baremetal.Node{UUID: uuid.NewString(), Name: fmt.Sprintf("bench-%d", i), Driver: "fake-hardware",
-			ProvisionState: states.InspectWait, PowerState: baremetal.PowerOn,
-			Interfaces: map[string]string{"boot": "ipxe", "power": "fake", "management": "fake", "network": "noop", "inspect": "inspector"},
-			DriverInfo: baremetal.JSON{"deploy_kernel": "file://" + filepath.Join(images, "kernel"),
-				"deploy_ramdisk": "file://" + filepath.Join(images, "ramdisk")},
-			DriverInternalInfo: baremetal.JSON{"inspector_manage_boot": true}, InstanceInfo: baremetal.JSON{}}
-		if err := db.CreateNode(ctx, node); err != nil {
-			return nil, nil, err
-		}
-		port := &baremetal.Port{UUID: uuid.NewString(), NodeUUID: node.UUID, Address: mac.String(), PXEEnabled: true}
-		if err := db.CreatePort(ctx, port); err != nil {
-			return nil, nil, err
-		}
-		task := &driver.Task{Node: node, Ports: []*baremetal.Port{port}, Driver: &driver.Interfaces{Management: fake.Management{}}, Log: quiet}
-		if err := boot.PrepareRamdisk(ctx, task, nil); err != nil {
-			return nil, nil, err
-		}
-		macs = append(macs, mac)
-		uuids = append(uuids, node.UUID)
-	}
-	return macs, uuids, nil
 }
 
 // benchDHCP runs every client's exchanges at once over one socket on v1
 // (replies are broadcast; they are matched by transaction id).
-func benchDHCP(n ns, macs []net.HardwareAddr, rounds int, leased map[string]net.IP) (string, error) {
-	var conn *net.UDPConn
-	if err := n.do(func() error {
-		c, err := server4.NewIPv4UDPConn("v1", &net.UDPAddr{Port: dhcpv4.ClientPort})
-		conn = c
-		return err
-	}); err != nil {
+func benchDHCP(n lab.NS, macs []net.HardwareAddr, rounds int, leased map[string]net.IP) (string, error) {
+	d, err := n.ListenDHCP()
+	if err != nil {
 		return "", err
 	}
-	defer conn.Close()
+	defer d.Close()
 	var mu sync.Mutex
-	waiting := map[dhcpv4.TransactionID]chan *dhcpv4.DHCPv4{}
-	go func() {
-		buf := make([]byte, 1500)
-		for {
-			k, _, err := conn.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			m, err := dhcpv4.FromBytes(buf[:k])
-			if err != nil {
-				continue
-			}
-			mu.Lock()
-			ch := waiting[m.TransactionID]
-			mu.Unlock()
-			if ch != nil {
-				select {
-				case ch <- m:
-				default:
-				}
-			}
-		}
-	}()
-	bcast := &net.UDPAddr{IP: net.IPv4bcast, Port: dhcpv4.ServerPort}
 	ipxe := []dhcpv4.Modifier{
 		dhcpv4.WithOption(dhcpv4.OptClassIdentifier("PXEClient:Arch:00000:UNDI:002001")),
 		dhcpv4.WithOption(dhcpv4.OptClientArch(iana.INTEL_X86PC)),
@@ -314,32 +176,9 @@ func benchDHCP(n ns, macs []net.HardwareAddr, rounds int, leased map[string]net.
 	}
 	// exchange sends m until a reply of type want arrives (1 s per try, 5 tries).
 	exchange := func(m *dhcpv4.DHCPv4, want dhcpv4.MessageType, retries *atomic.Uint64) (*dhcpv4.DHCPv4, error) {
-		ch := make(chan *dhcpv4.DHCPv4, 4)
-		mu.Lock()
-		waiting[m.TransactionID] = ch
-		mu.Unlock()
-		defer func() { mu.Lock(); delete(waiting, m.TransactionID); mu.Unlock() }()
-		for try := range 5 {
-			if try > 0 {
-				retries.Add(1)
-			}
-			if _, err := conn.WriteTo(m.ToBytes(), bcast); err != nil {
-				return nil, err
-			}
-			timeout := time.After(time.Second)
-			for {
-				select {
-				case r := <-ch:
-					if r.MessageType() == want {
-						return r, nil
-					}
-					continue
-				case <-timeout:
-				}
-				break
-			}
-		}
-		return nil, fmt.Errorf("no %s for %s", want, m.ClientHWAddr)
+		r, again, err := d.Exchange(m, want, 5, time.Second)
+		retries.Add(uint64(again))
+		return r, err
 	}
 	var replies, retries atomic.Uint64
 	var wg sync.WaitGroup
@@ -388,7 +227,7 @@ func benchDHCP(n ns, macs []net.HardwareAddr, rounds int, leased map[string]net.
 
 // benchTFTP fetches file with every client at once, asking windowsize
 // window when it is more than 1.
-func benchTFTP(n ns, clients, window int, file string) (string, error) {
+func benchTFTP(n lab.NS, clients, window int, file string) (string, error) {
 	var total atomic.Int64
 	var wg sync.WaitGroup
 	errc := make(chan error, clients)
@@ -397,7 +236,7 @@ func benchTFTP(n ns, clients, window int, file string) (string, error) {
 	for range clients {
 		wg.Go(func() {
 			var c *net.UDPConn
-			err := n.do(func() error {
+			err := n.Do(func() error {
 				var err error
 				c, err = net.ListenUDP("udp4", &net.UDPAddr{})
 				return err
@@ -407,7 +246,7 @@ func benchTFTP(n ns, clients, window int, file string) (string, error) {
 				return
 			}
 			defer c.Close()
-			k, err := tftpGet(c, server, file, 1468, window, 2*time.Second, 10, io.Discard)
+			k, err := lab.TFTPGet(c, server, file, 1468, window, 2*time.Second, 10, io.Discard)
 			total.Add(k)
 			if err != nil {
 				errc <- err
@@ -425,12 +264,12 @@ func benchTFTP(n ns, clients, window int, file string) (string, error) {
 }
 
 // benchHTTP fetches each node's deploy kernel from the API port at once.
-func benchHTTP(n ns, uuids []string, locals []net.IP) (string, error) {
+func benchHTTP(n lab.NS, uuids []string, locals []net.IP) (string, error) {
 	clientFrom := func(local net.IP) *http.Client {
 		return &http.Client{Transport: &http.Transport{
 			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 				var c net.Conn
-				err := n.do(func() error {
+				err := n.Do(func() error {
 					var err error
 					c, err = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: local}}).DialContext(ctx, network, addr)
 					return err
@@ -471,116 +310,4 @@ func benchHTTP(n ns, uuids []string, locals []net.IP) (string, error) {
 	}
 	return fmt.Sprintf("%d GETs, %.1f MB in %v: %.0f MB/s", len(uuids), float64(total.Load())/1e6, took.Round(time.Millisecond),
 		float64(total.Load())/1e6/took.Seconds()), nil
-}
-
-type server struct {
-	cmd    *exec.Cmd
-	log    string
-	exited chan struct{}
-}
-
-func (s *server) pid() int { return s.cmd.Process.Pid }
-
-func startFerro(n ns, bin, dir string, o options) (*server, error) {
-	s := &server{log: filepath.Join(dir, "ferro.log"), exited: make(chan struct{})}
-	logf, err := os.Create(s.log)
-	if err != nil {
-		return nil, err
-	}
-	env := []string{
-		"FERRO_API_HOST_IP=" + serverIP, "FERRO_API_PORT=6385", "FERRO_API_ALLOW_INSECURE_NOAUTH=true",
-		"FERRO_INSPECTOR_LISTEN_ADDRESS=" + serverIP,
-		"FERRO_PXE_TFTP_ROOT=" + filepath.Join(dir, "tftpboot"),
-		"FERRO_DEPLOY_HTTP_ROOT=" + filepath.Join(dir, "httpboot"),
-		"FERRO_DEPLOY_HTTP_URL=http://" + serverIP + ":6385/httpboot",
-		"FERRO_DHCP_DHCP_PROVIDER=builtin",
-		"FERRO_NETBOOT_INTERFACE=br0", "FERRO_NETBOOT_LISTEN_ADDRESS=" + serverIP,
-		"FERRO_NETBOOT_RANGE_START=192.168.78.10", "FERRO_NETBOOT_RANGE_END=192.168.78.250",
-		"FERRO_NETBOOT_NETMASK=255.255.255.0",
-		"FERRO_NETBOOT_TFTP_MAX_TRANSFERS=256",
-		// Every simulated client sends from the same address.
-		"FERRO_NETBOOT_TFTP_MAX_TRANSFERS_PER_CLIENT=256", "FERRO_NETBOOT_TFTP_CLIENT_REQUEST_RATE=1000",
-		"FERRO_NETBOOT_TFTP_SINGLE_PORT=" + strconv.FormatBool(o.singlePort),
-		"FERRO_DEFAULT_DEBUG=" + os.Getenv("BENCH_DEBUG"),
-	}
-	s.cmd = exec.Command("ip", "netns", "exec", string(n), bin, "serve", "--data-dir", filepath.Join(dir, "data"))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "FERRO_") {
-			s.cmd.Env = append(s.cmd.Env, kv)
-		}
-	}
-	s.cmd.Env = append(s.cmd.Env, env...)
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := s.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { s.cmd.Wait(); logf.Close(); close(s.exited) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		b, _ := os.ReadFile(s.log)
-		if strings.Contains(string(b), "ferro started") {
-			return s, nil
-		}
-		select {
-		case <-s.exited:
-			return nil, fmt.Errorf("ferro serve exited while starting\n%s", s.logTail())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			return nil, fmt.Errorf("ferro serve did not start in 30 s\n%s", s.logTail())
-		}
-	}
-}
-
-func (s *server) stop() {
-	select {
-	case <-s.exited:
-		return
-	default:
-	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(15 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.exited
-	}
-}
-
-func (s *server) logTail() string {
-	b, _ := os.ReadFile(s.log)
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return string(b)
-}
-
-// rssMB reads a Vm* line of /proc/PID/status in MB.
-func rssMB(pid int, field string) float64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, _ := strconv.Atoi(strings.Fields(v)[0])
-			return float64(kb) / 1024
-		}
-	}
-	return 0
-}
-
-func ferroBinary(given, dir string) (string, error) {
-	if given != "" {
-		return filepath.Abs(given)
-	}
-	out := filepath.Join(dir, "ferro")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", out, "./cmd/ferro")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/ferro: %w\n%s", err, msg)
-	}
-	return out, nil
 }

@@ -41,9 +41,10 @@ func newObservability(cfg *config.Config, log *slog.Logger) *observability {
 }
 
 // storeOptions are the database's: how many previous inventories it keeps,
-// and the statement timer.
+// the node list's cache, and the statement timer.
 func (o *observability) storeOptions() []sqlstore.Option {
-	opts := []sqlstore.Option{sqlstore.WithInventoryHistory(o.cfg.Inventory.KeepPrevious)}
+	opts := []sqlstore.Option{sqlstore.WithInventoryHistory(o.cfg.Inventory.KeepPrevious),
+		sqlstore.WithNodeCache(o.cfg.API.NodeListCacheMB << 20)}
 	if o.m != nil {
 		opts = append(opts, sqlstore.WithObserver(o.m.Store()))
 	}

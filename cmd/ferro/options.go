@@ -43,13 +43,18 @@ func pxeOptions(cfg *config.Config, images *deployimage.Fetcher, dhcp driver.DHC
 // and [inspector]status_check_period; the caller wires the rest.
 func conductorOptions(cfg *config.Config) conductor.Options {
 	c := cfg.Conductor
-	return conductor.Options{Host: cfg.Default.Host, Group: c.ConductorGroup, Workers: c.WorkersPoolSize,
+	byClass, _ := c.RunbookByResourceClass() // checked by Validate
+	return conductor.Options{
+		AutomatedCleaning: conductor.AutomatedCleaning{Default: c.AutomatedClean, StepSource: c.AutomatedCleaningStepSource,
+			Runbook: c.AutomatedCleaningRunbook, ByResourceClass: byClass, FromNode: c.AutomatedCleaningRunbookFromNode,
+			ValidateTraits: c.AutomatedCleaningRunbookValidateTraits},
+		Host: cfg.Default.Host, Group: c.ConductorGroup, Workers: c.WorkersPoolSize,
 		PowerTimeout:      seconds(c.PowerStateChangeTimeout),
 		HeartbeatInterval: seconds(c.HeartbeatInterval), StatusCheckPeriod: seconds(cfg.Inspector.StatusCheckPeriod),
 		CheckProvisionStateInterval: seconds(c.CheckProvisionStateInterval),
 		HeartbeatTimeout:            seconds(c.HeartbeatTimeout), InspectWaitTimeout: seconds(c.InspectWaitTimeout),
 		PowerSync: conductor.PowerSync{Interval: seconds(max(c.SyncPowerStateInterval, 0)), Force: c.ForcePowerStateDuringSync,
-			MaxRetries: c.PowerStateSyncMaxRetries, Workers: c.SyncPowerStateWorkers},
+			MaxRetries: c.PowerStateSyncMaxRetries, Workers: c.SyncPowerStateWorkers, Health: c.EnableHealthMonitoring},
 		Discovery: conductor.Discovery{Enabled: cfg.AutoDiscovery.Enabled, Driver: cfg.AutoDiscovery.Driver,
 			InspectionScope: cfg.AutoDiscovery.InspectionScope, ResourceClass: cfg.Default.DefaultResourceClass,
 			ConductorGroup: cfg.Default.DefaultConductorGroup},

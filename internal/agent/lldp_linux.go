@@ -101,12 +101,14 @@ func captureOne(ctx context.Context, name string) ([]inventory.TLV, error) {
 		return nil, fmt.Errorf("lldp on %s: listen: %w", name, err)
 	}
 	defer c.Close()
-	// Switches send to a link-local group most NICs filter; join it, and
-	// fall back to promiscuous mode as IPA does.
-	if err := c.JoinGroup(lldpMulticast); err != nil {
-		if err := c.SetPromiscuous(true); err != nil {
-			return nil, fmt.Errorf("lldp on %s: join %s: %w", name, lldpMulticast, err)
-		}
+	// Switches send to a link-local group NICs filter out. Join it, and
+	// also listen promiscuously, as IPA does: a NIC whose multicast filter
+	// lags or drops the group still hears the frame. Both are the
+	// socket's memberships, undone when it closes; the socket is bound
+	// to the LLDP EtherType, so promiscuity adds no reads here.
+	joinErr := c.JoinGroup(lldpMulticast)
+	if err := c.SetPromiscuous(true); err != nil && joinErr != nil {
+		return nil, fmt.Errorf("lldp on %s: join %s: %w; promiscuous: %w", name, lldpMulticast, joinErr, err)
 	}
 	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
 	defer stop()

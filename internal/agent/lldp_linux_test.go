@@ -102,6 +102,14 @@ func TestCaptureLLDP_FromLLDPD(t *testing.T) {
 	if err := helper.Wait(); err != nil {
 		t.Fatalf("capture helper: %v\n%s\nlldpd:\n%s", err, stderr.String(), dlog.String())
 	}
+	// The capture listens promiscuously; that ends with its socket.
+	out, err = exec.Command(n.ipTool, "-n", ns, "-d", "link", "show", "agent0").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), " promiscuity 0 ") {
+		t.Errorf("agent0 after the capture, want promiscuity 0:\n%s", out)
+	}
 	var raw map[string][]inventory.TLV
 	if err := json.Unmarshal(stdout.Bytes(), &raw); err != nil {
 		t.Fatalf("helper output %q: %v", stdout.String(), err)

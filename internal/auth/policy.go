@@ -80,6 +80,10 @@ var (
 	allocationReader               = anyOf(systemReader, owner("reader"))
 	allocationCreator              = anyOf(systemMember, role("member"))
 	apiReader                      = anyOf(role("reader"), role("service"))
+	// A runbook's Target.Owner is its owner (Ironic's runbook.owner).
+	runbookAdmin   = anyOf(systemMember, owner("manager"), role("service"))
+	runbookReader  = anyOf(systemReader, owner("reader"), role("service"))
+	runbookCreator = anyOf(systemMember, role("manager"), role("service"))
 )
 
 // Rule names that callers refer to.
@@ -123,6 +127,17 @@ const (
 	RulePortGet       = "baremetal:port:get"
 	RulePortgroupGet  = "baremetal:portgroup:get"
 	RuleAllocationGet = "baremetal:allocation:get"
+
+	RuleRunbookGet     = "baremetal:runbook:get"
+	RuleRunbookList    = "baremetal:runbook:list"
+	RuleRunbookListAll = "baremetal:runbook:list_all"
+	RuleRunbookUpdate  = "baremetal:runbook:update"
+	// RuleRunbookUse lets a runbook's steps run on a node (provision).
+	RuleRunbookUse = "baremetal:runbook:use"
+	// RuleRunbookUpdatePublic and RuleRunbookUpdateOwner guard a PATCH of
+	// /public and /owner.
+	RuleRunbookUpdatePublic = "baremetal:runbook:update:public"
+	RuleRunbookUpdateOwner  = "baremetal:runbook:update:owner"
 )
 
 // rules is Ironic's default policy (2023.x, enforce_scope and
@@ -236,7 +251,17 @@ var rules = map[string]rule{
 	RuleAllocCreateRestricted:            systemMember,
 	"baremetal:allocation:delete":        allocationMember,
 	"baremetal:allocation:update":        allocationMember,
-	RulePublic:                           func(*Credentials, Target) bool { return true },
+	// Ironic master's runbook_policies (1.92).
+	RuleRunbookGet:             runbookReader,
+	RuleRunbookList:            apiReader,
+	RuleRunbookListAll:         systemReader,
+	"baremetal:runbook:create": runbookCreator,
+	"baremetal:runbook:delete": runbookAdmin,
+	RuleRunbookUpdate:          runbookAdmin,
+	RuleRunbookUpdatePublic:    systemMember,
+	RuleRunbookUpdateOwner:     systemMember,
+	RuleRunbookUse:             runbookAdmin,
+	RulePublic:                 func(*Credentials, Target) bool { return true },
 	// Ironic's check_str '': the ramdisk's report needs no credentials.
 	RuleIPAContinueInspection: func(*Credentials, Target) bool { return true },
 	RuleIPAHeartbeat:          func(*Credentials, Target) bool { return true },

@@ -91,8 +91,10 @@ func TestIronicRoute_EveryRuleExists(t *testing.T) {
 		{"GET /v1/nodes/{node}/firmware", Route{"baremetal:node:firmware:get", TargetNode}},
 		{"POST /v1/nodes/{node}/not_yet_named", Route{"baremetal:node:update", TargetNode}},
 		{"GET /v1/deploy_templates", Route{"baremetal:deploy_template:get", TargetNone}},
-		{"GET /v1/runbooks", Route{ruleGenericRead, TargetNone}},
-		{"POST /v1/runbooks", Route{ruleGenericWrite, TargetNone}},
+		{"GET /v1/runbooks", Route{RuleRunbookList, TargetList}},
+		{"POST /v1/runbooks", Route{"baremetal:runbook:create", TargetNone}},
+		{"GET /v1/not_yet_named", Route{ruleGenericRead, TargetNone}},
+		{"POST /v1/not_yet_named", Route{ruleGenericWrite, TargetNone}},
 	} {
 		if got := IronicRoute(tc.pattern); got != tc.want {
 			t.Errorf("IronicRoute(%q) = %+v, want %+v", tc.pattern, got, tc.want)

@@ -38,6 +38,9 @@ const (
 	// TargetPatch: a node PATCH; the path's node must be visible and the
 	// handler checks the rules of the fields the patch touches.
 	TargetPatch
+	// TargetRunbook: the path's runbook, whose owner the handler checks
+	// the rule against once it has read it (check_runbook_policy_and_retrieve).
+	TargetRunbook
 )
 
 // Route is the policy of one Ironic API route.
@@ -200,6 +203,20 @@ var ironicRoutes = map[string]Route{
 	"POST /v1/inspection_rules":          {"baremetal:inspection_rule:create", TargetNone},
 	"PATCH /v1/inspection_rules/{rule}":  {"baremetal:inspection_rule:update", TargetNone},
 	"DELETE /v1/inspection_rules/{rule}": {"baremetal:inspection_rule:delete", TargetNone},
+
+	// Runbooks (1.92, traits 1.112): the rules of runbook.py, checked
+	// against the runbook's owner by the handler.
+	"GET /v1/runbooks":                             {RuleRunbookList, TargetList},
+	"GET /v1/runbooks/{$}":                         {RuleRunbookList, TargetList},
+	"POST /v1/runbooks":                            {"baremetal:runbook:create", TargetNone},
+	"GET /v1/runbooks/{runbook}":                   {RuleRunbookGet, TargetRunbook},
+	"PATCH /v1/runbooks/{runbook}":                 {RuleRunbookUpdate, TargetRunbook},
+	"DELETE /v1/runbooks/{runbook}":                {"baremetal:runbook:delete", TargetRunbook},
+	"GET /v1/runbooks/{runbook}/traits":            {RuleRunbookGet, TargetRunbook},
+	"PUT /v1/runbooks/{runbook}/traits":            {RuleRunbookUpdate, TargetRunbook},
+	"PUT /v1/runbooks/{runbook}/traits/{trait}":    {RuleRunbookUpdate, TargetRunbook},
+	"DELETE /v1/runbooks/{runbook}/traits":         {RuleRunbookUpdate, TargetRunbook},
+	"DELETE /v1/runbooks/{runbook}/traits/{trait}": {RuleRunbookUpdate, TargetRunbook},
 }
 
 // IronicRoute returns the policy of an Ironic API route pattern. A

@@ -2,7 +2,10 @@
 // and the values of their state fields. It does no I/O.
 package baremetal
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // JSON is a free-form JSON object as clients send it (driver_info, properties,
 // extra, …). Values keep their JSON types: numbers are json.Number or float64,
@@ -110,6 +113,84 @@ type Node struct {
 	ProvisionUpdatedAt   *time.Time `json:"provision_updated_at,omitempty"`
 	CreatedAt            time.Time  `json:"created_at"`
 	UpdatedAt            *time.Time `json:"updated_at,omitempty"`
+
+	// Stored, when set, holds free-form fields as the JSON text the store
+	// keeps, left undecoded for a reader that only passes them on (the
+	// API's node lists, store.NodeFilter.KeepJSON); each field with text
+	// there has a nil map here. Such a node is for rendering only: the
+	// store refuses to write it.
+	Stored *StoredJSON `json:"-"`
+	// Memo, on a node read for rendering only, keeps what its renderer
+	// made of it: the store hands the same node to every list that reads
+	// its row unchanged (see Memo).
+	Memo *Memo `json:"-"`
+}
+
+// Memo keeps up to two values by key for a node read for rendering only
+// (Node.Memo): the API's rendered views of it, one per kind of request
+// (version, base URL, …). A node whose row changes is read as a new node
+// with an empty Memo, so what a Memo holds never outlives the row it was
+// made from. Safe for concurrent use.
+type Memo struct {
+	mu   sync.Mutex
+	keys [2]any
+	vals [2]any
+	next int
+}
+
+// Get is the value kept for key, or nil.
+func (m *Memo) Get(key any) any {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, k := range m.keys {
+		if k == key {
+			return m.vals[i]
+		}
+	}
+	return nil
+}
+
+// Put keeps val for key, in place of the older of the two kept.
+func (m *Memo) Put(key, val any) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, k := range m.keys {
+		if k == key {
+			m.vals[i] = val
+			return
+		}
+	}
+	m.keys[m.next], m.vals[m.next] = key, val
+	m.next = (m.next + 1) % len(m.keys)
+}
+
+// StoredJSON is the stored JSON text of a node's free-form fields (see
+// Node.Stored), indexed by the Stored* constants; nil for a field that was
+// decoded.
+type StoredJSON [storedFields][]byte
+
+// The free-form fields of a node, as indices of StoredJSON.
+const (
+	StoredDriverInfo = iota
+	StoredDriverInternalInfo
+	StoredProperties
+	StoredExtra
+	StoredInstanceInfo
+	StoredNetworkData
+	StoredTargetRAIDConfig
+	StoredRAIDConfig
+	StoredCleanStep
+	StoredDeployStep
+	StoredServiceStep
+	storedFields
+)
+
+// Text is the stored text of field, nil when it was decoded (or s is nil).
+func (s *StoredJSON) Text(field int) []byte {
+	if s == nil {
+		return nil
+	}
+	return s[field]
 }
 
 // FirmwareComponent is one firmware component of a node, as Ironic's
@@ -235,6 +316,37 @@ type DeployStep struct {
 	Priority  int    `json:"priority"`
 }
 
+// Runbook is a named list of steps a project may run on its nodes for
+// manual cleaning or servicing (Ironic's runbook, API 1.92; traits and
+// description 1.112). A node may run it when one of its traits is the
+// runbook's name (below 1.112) or one of the runbook's Traits (1.112).
+type Runbook struct {
+	UUID        string        `json:"uuid"`
+	Name        string        `json:"name"`
+	Description *string       `json:"description,omitempty"`
+	Steps       []RunbookStep `json:"steps"`
+	// DisableRamdisk runs the steps without booting the agent.
+	DisableRamdisk bool `json:"disable_ramdisk"`
+	// Public runbooks are seen by every project; they have no owner.
+	Public bool    `json:"public"`
+	Owner  *string `json:"owner,omitempty"` // a project; nil is none ("" is kept, as Ironic keeps it)
+	Extra  JSON    `json:"extra"`
+	// Traits is a set, in the order it was given.
+	Traits []string `json:"traits"`
+
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+}
+
+// RunbookStep is one step of a runbook. The steps run in the order of the
+// list; Order is kept and shown, as Ironic does, not sorted on.
+type RunbookStep struct {
+	Interface string `json:"interface"`
+	Step      string `json:"step"`
+	Args      JSON   `json:"args"`
+	Order     int    `json:"order"`
+}
+
 // Allocation states.
 const (
 	AllocationAllocating = "allocating"
@@ -258,6 +370,13 @@ type Allocation struct {
 	CreatedAt time.Time  `json:"created_at"`
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 }
+
+// Node health values (API 1.109), Ironic's health_states.HealthState.
+const (
+	HealthOK       = "OK"
+	HealthWarning  = "Warning"
+	HealthCritical = "Critical"
+)
 
 // History event severities.
 const (

@@ -14,7 +14,8 @@ import (
 // VerbClean is manual cleaning, from manageable back to manageable.
 const VerbClean = "clean"
 
-// CleanStep is one step of a manual cleaning request, as the API validated it.
+// CleanStep is one step of a manual cleaning or servicing request, as the
+// API validated it.
 type CleanStep struct {
 	Interface string
 	Step      string
@@ -42,13 +43,6 @@ func (s CleanStep) String() string {
 	}
 	b.WriteString("}")
 	return b.String()
-}
-
-// cleanSteps are the clean steps the interfaces ferro runs offer, per
-// interface kind and implementation, with their required arguments: only
-// Ironic's fake BIOS interface has any (its steps do nothing here).
-var cleanSteps = map[[2]string]map[string][]string{
-	{"bios", "fake"}: {"apply_configuration": {"settings"}, "factory_reset": nil},
 }
 
 // DoNodeClean starts manual cleaning, as Ironic's do_node_clean: maintenance
@@ -103,38 +97,19 @@ func (c *Conductor) startClean(ctx context.Context, t *driver.Task, steps []Clea
 	if err := c.save(ctx, t); err != nil {
 		return nil, fmt.Errorf("save node %s: %w", n.UUID, err)
 	}
-	return func(ctx context.Context, t *driver.Task) {
-		if msg := checkCleanSteps(t.Node, steps); msg != "" {
-			c.failNode(ctx, t, "clean", fmt.Sprintf("Cannot clean node %s: %s", t.Node.UUID, msg))
-			return
-		}
-		t.Node.CleanStep = baremetal.JSON{}
-		if err := c.transition(ctx, t, states.EventManage, ""); err != nil {
-			t.Log.Error("cannot finish manual cleaning", "error", err)
-		}
-	}, nil
+	return func(ctx context.Context, t *driver.Task) { c.startSteps(ctx, cleanFlow, t, steps, false) }, nil
 }
 
-// checkCleanSteps validates the requested steps against the node's
-// interfaces as Ironic's _validate_user_clean_steps, returning its message
-// ("" when all are offered).
-func checkCleanSteps(n *baremetal.Node, steps []CleanStep) string {
-	var errs []string
-	for _, s := range steps {
-		offered, ok := cleanSteps[[2]string{s.Interface, n.Interfaces[s.Interface]}][s.Step]
-		if !ok {
-			errs = append(errs, "node does not support this clean step: "+s.String())
-			continue
-		}
-		var missing []string
-		for _, a := range offered {
-			if _, ok := s.Args[a]; !ok {
-				missing = append(missing, a)
-			}
-		}
-		if len(missing) > 0 {
-			errs = append(errs, fmt.Sprintf("clean step %s is missing the following required arguments: %s", s, strings.Join(missing, ", ")))
-		}
+// startSteps validates the requested steps against the node's interfaces
+// (a mismatch fails the flow, as Ironic's "Cannot clean node" and
+// "Cannot service node"), stores them and runs them.
+func (c *Conductor) startSteps(ctx context.Context, f *stepFlow, t *driver.Task, steps []CleanStep, disableRamdisk bool) {
+	stored, msg := f.validate(t.Node, steps, disableRamdisk)
+	if msg != "" {
+		c.failSteps(ctx, f, t, fmt.Sprintf("Cannot %s node %s: %s", f.name, t.Node.UUID, msg))
+		return
 	}
-	return strings.Join(errs, "; ")
+	*f.step(t.Node) = baremetal.JSON{}
+	t.Node.DriverInternalInfo[f.stepsKey()] = stored
+	c.runSteps(ctx, f, t, 0)
 }

@@ -55,6 +55,9 @@ type Options struct {
 	Now func() time.Time
 	// Discovery is [auto_discovery]: a report no node matches enrolls one.
 	Discovery Discovery
+	// AutomatedCleaning is [conductor]automated_clean and the runbooks
+	// automated cleaning runs.
+	AutomatedCleaning AutomatedCleaning
 	// PXEFilter is [pxe_filter]: the allow and deny files of an external
 	// dnsmasq, synced periodically; a zero Dir syncs nothing.
 	PXEFilter PXEFilter

@@ -132,7 +132,7 @@ func newRigWith(t *testing.T, change func(*Options, *driver.Enabled)) *rig {
 	// [conductor]'s defaults, with the periodic tasks off: the tests run them.
 	r.opts = Options{Store: db, Registry: reg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: r.clock,
 		Host: "c1", Workers: 4, PowerTimeout: time.Minute, HeartbeatTimeout: time.Minute, InspectWaitTimeout: 30 * time.Minute, Observer: r.obs,
-		Discovery: opts.Discovery, PXEFilter: opts.PXEFilter}
+		Discovery: opts.Discovery, PXEFilter: opts.PXEFilter, AutomatedCleaning: opts.AutomatedCleaning}
 	r.c = New(r.opts)
 	if err := r.c.Start(ctx); err != nil {
 		t.Fatal(err)

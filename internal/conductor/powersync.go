@@ -27,6 +27,10 @@ type PowerSync struct {
 	MaxRetries int
 	// Workers is sync_power_state_workers; at least 1.
 	Workers int
+	// Health is enable_health_monitoring: each sync that reads a node's
+	// power state also reads its hardware health (Ironic's
+	// node_cache_health).
+	Health bool
 }
 
 // powerSyncEventType is the node history event type of the sync's errors,
@@ -43,7 +47,7 @@ const powerFailureFault = "power failure"
 // reason as clean wait (an agent's report must not find the node locked by
 // the sync). Nodes in a transient state are locked by their task and are
 // skipped as locked.
-var powerSyncExcluded = []string{states.Enroll, states.AdoptFailed, states.CleanWait, states.InspectWait}
+var powerSyncExcluded = []string{states.Enroll, states.AdoptFailed, states.CleanWait, states.InspectWait, states.DeployWait}
 
 // powerSyncStates are the states the sync lists, so that the database
 // reads (by the provision_state index) neither the excluded nodes nor
@@ -54,9 +58,10 @@ var powerSyncStates = slices.DeleteFunc(slices.Clone(states.All), func(s string)
 
 // PowerSyncResult is what one sync cycle did.
 type PowerSyncResult struct {
-	// Listed is the nodes read (every conductor's, not in maintenance,
-	// not locked, in a state the sync works in);
-	// Checked those of this conductor whose BMC was asked.
+	// Listed is the nodes listed by UUID (every conductor's, not in
+	// maintenance, not locked, in a state the sync works in; only the
+	// UUIDs and groups are read); Checked those of this conductor whose
+	// BMC was asked (only they are read in full).
 	Listed, Checked int
 	// Corrected is the nodes whose power or recorded state was changed;
 	// Failed those whose BMC could not be read or set.
@@ -73,16 +78,31 @@ type PowerSyncResult struct {
 func (c *Conductor) SyncPowerStates(ctx context.Context) PowerSyncResult {
 	started := time.Now()
 	maint, reserved := false, false
-	nodes, err := c.store.ListNodes(ctx, store.NodeFilter{ProvisionState: powerSyncStates, Maintenance: &maint, Reserved: &reserved})
+	f := store.NodeFilter{ProvisionState: powerSyncStates, Maintenance: &maint, Reserved: &reserved}
+	// The ring is applied to UUIDs read from an index (nodes_power_sync),
+	// and only this conductor's share is read in full: a cycle reads the
+	// rows of its own active nodes, not those of every conductor.
+	refs, err := c.store.ListNodeRefs(ctx, f)
+	var nodes []*baremetal.Node
+	if err == nil {
+		var mine []string
+		for _, r := range refs {
+			if c.owns(r.UUID, r.ConductorGroup) {
+				mine = append(mine, r.UUID)
+			}
+		}
+		nodes, err = c.listNodesByUUID(ctx, f, mine)
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			c.log.Error("list nodes for the power state sync", "error", err)
 		}
 		return PowerSyncResult{}
 	}
-	res := PowerSyncResult{Listed: len(nodes)}
+	res := PowerSyncResult{Listed: len(refs)}
 	todo := nodes[:0]
 	for _, n := range nodes {
+		// Read again in full: a node may have changed since the list.
 		if c.powerSyncSkips(n) || !c.owns(n.UUID, n.ConductorGroup) {
 			continue
 		}
@@ -145,6 +165,24 @@ func (c *Conductor) SyncPowerStates(ctx context.Context) PowerSyncResult {
 	return res
 }
 
+// uuidBatch bounds the UUIDs of one query (SQLite allows 32,766
+// arguments, PostgreSQL 65,535).
+const uuidBatch = 1000
+
+// listNodesByUUID reads the nodes of uuids that f selects, in batches.
+func (c *Conductor) listNodesByUUID(ctx context.Context, f store.NodeFilter, uuids []string) ([]*baremetal.Node, error) {
+	var out []*baremetal.Node
+	for batch := range slices.Chunk(uuids, uuidBatch) {
+		f.UUIDs = batch
+		nodes, err := c.store.ListNodes(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, nodes...)
+	}
+	return out, nil
+}
+
 // powerSyncSkips reports whether the sync leaves the node alone, as read
 // with or without its lock.
 func (c *Conductor) powerSyncSkips(n *baremetal.Node) bool {
@@ -198,6 +236,9 @@ func (c *Conductor) doSyncPowerState(ctx context.Context, n *baremetal.Node, cou
 			t.Log.Warn("During sync_power_state, could not get power state", "attempt", count, "retries", c.o.PowerSync.MaxRetries, "error", err)
 		}
 		return count, false, true
+	}
+	if c.o.PowerSync.Health {
+		c.cacheHealth(ctx, t)
 	}
 	if n.PowerState == actual {
 		return 0, false, false
@@ -279,10 +320,7 @@ func (c *Conductor) powerSyncMaxRetriesExceeded(ctx context.Context, nodeUUID, a
 // failure" and the reason in its history.
 func (c *Conductor) powerSyncMaxRetriesExceededLocked(ctx context.Context, t *driver.Task, actual string, cause error) {
 	n := t.Node
-	shown := actual
-	if shown == "" {
-		shown = "None"
-	}
+	shown := noneIfEmpty(actual)
 	msg := fmt.Sprintf("During sync_power_state, max retries exceeded for node %s, node state %s does not match expected state '%s'. "+
 		"Updating DB state to '%s' Switching node to maintenance mode.", n.UUID, shown, n.PowerState, shown)
 	if cause != nil {
@@ -296,4 +334,59 @@ func (c *Conductor) powerSyncMaxRetriesExceededLocked(ctx context.Context, t *dr
 		return
 	}
 	t.Log.Error(msg)
+}
+
+// cacheHealth is Ironic's node_cache_health: the BMC's hardware health
+// goes to node.health, and a change to the node's history (monitoring,
+// INFO). The node is locked only when the value changed; a driver without
+// health, a BMC that fails or a node locked meanwhile leave it as it was.
+func (c *Conductor) cacheHealth(ctx context.Context, t *driver.Task) {
+	hr, ok := t.Driver.Management.(driver.HealthReader)
+	if !ok {
+		return
+	}
+	health, err := hr.Health(ctx, t)
+	if errors.Is(err, driver.ErrUnsupported) {
+		return
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			t.Log.Warn("Could not retrieve health status", "error", err)
+		}
+		return
+	}
+	if health == t.Node.Health {
+		return
+	}
+	lt, err := c.acquire(ctx, t.Node.UUID)
+	if err != nil {
+		return
+	}
+	defer c.release(lt)
+	node := lt.Node
+	old := node.Health
+	if old == health {
+		return
+	}
+	node.Health = health
+	if err := lt.SaveNode(ctx); err != nil {
+		t.Log.Error("cannot record the health status", "error", err)
+		return
+	}
+	t.Node.Health = health
+	c.history(ctx, node, powerSyncEventType, fmt.Sprintf("Node health status changed: health='%s' (previously '%s')",
+		noneIfEmpty(health), noneIfEmpty(old)), baremetal.SeverityInfo)
+	if health == baremetal.HealthWarning || health == baremetal.HealthCritical {
+		t.Log.Warn("node health status changed; it indicates a problem", "health", health, "previous", noneIfEmpty(old))
+	} else {
+		t.Log.Info("node health status changed", "health", noneIfEmpty(health), "previous", noneIfEmpty(old))
+	}
+}
+
+// noneIfEmpty is how Python prints an unset string: None.
+func noneIfEmpty(s string) string {
+	if s == "" {
+		return "None"
+	}
+	return s
 }

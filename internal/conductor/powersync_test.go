@@ -10,6 +10,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -222,4 +223,83 @@ type refusingSet struct{ *fakeBMC }
 
 func (refusingSet) SetPowerState(context.Context, *driver.Task, string, time.Duration) error {
 	return errors.New("IPMI: command refused")
+}
+
+// healthBMC is a management interface whose machines report a health.
+type healthBMC struct {
+	fake.Management
+	mu     sync.Mutex
+	health map[string]string
+	err    error
+}
+
+func (h *healthBMC) Health(_ context.Context, t *driver.Task) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.health[t.Node.UUID], h.err
+}
+
+// Ironic's node_cache_health: the power sync writes the BMC's health
+// into node.health and a change into the history (monitoring, INFO);
+// an unchanged health writes nothing, a failing read keeps the value,
+// and [conductor]enable_health_monitoring off reads nothing.
+func TestSyncPowerStates_CachesHealth(t *testing.T) {
+	r, bmc := powerRig(t, PowerSync{Interval: time.Minute, Force: true, MaxRetries: 3, Workers: 1, Health: true})
+	hb := &healthBMC{health: map[string]string{}}
+	r.c.reg.RegisterManagement("hbmc", hb)
+	ctx := context.Background()
+	n := r.node(t, states.Manageable, map[string]string{"power": "bmc", "management": "hbmc"})
+	plain := powerNode(t, r, bmc, states.Manageable, baremetal.PowerOn, baremetal.PowerOn)
+	bmc.set(n.UUID, baremetal.PowerOn)
+
+	events := func() []string {
+		t.Helper()
+		h, err := r.store.ListHistory(ctx, n.UUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range h {
+			out = append(out, e.EventType+"/"+e.Severity+": "+e.Event)
+		}
+		return out
+	}
+	hb.health[n.UUID] = baremetal.HealthOK
+	r.c.SyncPowerStates(ctx)
+	if got := getNode(t, r, n.UUID); got.Health != "OK" || got.Reservation != "" {
+		t.Fatalf("health %q reservation %q, want OK and unlocked", got.Health, got.Reservation)
+	}
+	before := getNode(t, r, n.UUID).UpdatedAt
+	r.c.SyncPowerStates(ctx)
+	if got := getNode(t, r, n.UUID); !got.UpdatedAt.Equal(*before) {
+		t.Errorf("an unchanged health wrote the node")
+	}
+	hb.health[n.UUID] = baremetal.HealthCritical
+	r.c.SyncPowerStates(ctx)
+	hb.err = errors.New("BMC unreachable")
+	r.c.SyncPowerStates(ctx)
+	if got := getNode(t, r, n.UUID); got.Health != "Critical" {
+		t.Errorf("after a failed read: health %q, want Critical kept", got.Health)
+	}
+	hb.err = nil
+	hb.health[n.UUID] = ""
+	r.c.SyncPowerStates(ctx)
+	want := []string{
+		"monitoring/INFO: Node health status changed: health='OK' (previously 'None')",
+		"monitoring/INFO: Node health status changed: health='Critical' (previously 'OK')",
+		"monitoring/INFO: Node health status changed: health='None' (previously 'Critical')",
+	}
+	if got := events(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("history:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := getNode(t, r, plain.UUID); got.Health != "" {
+		t.Errorf("a management interface without health gave %q", got.Health)
+	}
+
+	r.c.o.PowerSync.Health = false
+	hb.health[n.UUID] = baremetal.HealthWarning
+	r.c.SyncPowerStates(ctx)
+	if got := getNode(t, r, n.UUID); got.Health != "" {
+		t.Errorf("monitoring off: health %q, want unread", got.Health)
+	}
 }

@@ -38,6 +38,12 @@ var ErrUnsupportedVerb = errors.New("provision verb not supported by the node's 
 // node's exclusive lock, moves the node to the verb's first state and
 // continues in a worker. Errors before the worker starts leave the node as it was.
 func (c *Conductor) DoProvisionAction(ctx context.Context, ident, verb string) error {
+	return c.doProvisionAction(ctx, ident, verb, nil)
+}
+
+// doProvisionAction is DoProvisionAction with a deployment's user deploy
+// steps (DoNodeDeploy).
+func (c *Conductor) doProvisionAction(ctx context.Context, ident, verb string, deploySteps []baremetal.DeployStep) error {
 	t, err := c.acquire(ctx, ident)
 	if err != nil {
 		return err
@@ -66,8 +72,10 @@ func (c *Conductor) DoProvisionAction(ctx context.Context, ident, verb string) e
 		work, err = c.startProvide(ctx, t)
 	case VerbAbort:
 		err = c.abort(ctx, t)
+	case VerbUnhold:
+		work, err = c.unhold(ctx, t)
 	case VerbActive, VerbRebuild, VerbDeleted, VerbAdopt, VerbRescue, VerbUnrescue:
-		work, err = c.startFake(ctx, t, verb)
+		work, err = c.startFake(ctx, t, verb, deploySteps)
 	default:
 		err = fmt.Errorf("%w: provision verb %q is not supported", ErrInvalidState, verb)
 	}
@@ -174,9 +182,11 @@ var fakeVerbs = map[string]string{
 
 // startFake runs a deployment verb with the fake interfaces, as Ironic's
 // conductor does with them: validate power, move to the verb's transient
-// state, and finish in the worker (deleting goes on through cleaning to
-// available and forgets the instance, as Ironic's tear down).
-func (c *Conductor) startFake(ctx context.Context, t *driver.Task, verb string) (func(context.Context, *driver.Task), error) {
+// state, and finish in the worker. A deployment or rebuild runs its deploy
+// steps (startDeploy); deleting goes on through cleaning to available and
+// forgets the instance and the deployment's bookkeeping, as Ironic's tear
+// down.
+func (c *Conductor) startFake(ctx context.Context, t *driver.Task, verb string, deploySteps []baremetal.DeployStep) (func(context.Context, *driver.Task), error) {
 	kind := fakeVerbs[verb]
 	if impl := t.Node.Interfaces[kind]; impl != "fake" {
 		return nil, fmt.Errorf("%w: the %s interface %q of node %s cannot %s (ferro runs deployment verbs only with the fake interfaces)",
@@ -192,6 +202,9 @@ func (c *Conductor) startFake(ctx context.Context, t *driver.Task, verb string) 
 	if err := t.Driver.Power.Validate(ctx, t); err != nil {
 		return nil, fmt.Errorf("validate power interface of node %s: %w", t.Node.UUID, err)
 	}
+	if verb == VerbActive || verb == VerbRebuild {
+		return c.startDeploy(ctx, t, verb, deploySteps)
+	}
 	if err := c.transition(ctx, t, verb, ""); err != nil {
 		return nil, err
 	}
@@ -200,10 +213,22 @@ func (c *Conductor) startFake(ctx context.Context, t *driver.Task, verb string) 
 			t.Node.InstanceInfo = baremetal.JSON{}
 			t.Node.InstanceUUID = ""
 			t.Node.InstanceName = ""
+			t.Node.DeployStep = baremetal.JSON{}
+			deployFlow.wipe(t.Node)
 			if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
 				t.Log.Error("cannot finish tear down", "error", err)
 				return
 			}
+			// Torn down, now cleaning. A bad runbook configuration fails
+			// the cleaning (Ironic's raises in the worker and leaves the
+			// node in deleting).
+			steps, err := c.automatedCleaningPlan(ctx, t.Node)
+			if err != nil {
+				c.failNode(ctx, t, "clean", err.Error())
+				return
+			}
+			c.automatedClean(ctx, t, steps)
+			return
 		}
 		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
 			t.Log.Error("cannot finish provision action", "verb", verb, "error", err)
@@ -211,8 +236,11 @@ func (c *Conductor) startFake(ctx context.Context, t *driver.Task, verb string) 
 	}, nil
 }
 
-// startProvide: manageable → cleaning → available. Automated cleaning needs a
-// deploy ramdisk, which ferro does not drive, so cleaning completes at once.
+// startProvide: manageable → cleaning → available. The steps of automated
+// cleaning are a configured runbook's (automatedCleanSteps; a bad
+// configuration is refused here, the node unchanged); without one there
+// are none to run (ferro's interfaces have no automated clean steps and
+// it boots no ramdisk to find the agent's), so cleaning completes at once.
 func (c *Conductor) startProvide(ctx context.Context, t *driver.Task) (func(context.Context, *driver.Task), error) {
 	if t.Node.Retired && t.Node.ProvisionState == states.Manageable {
 		// Ironic's NodeIsRetired: a retired node is not handed out again.
@@ -221,14 +249,14 @@ func (c *Conductor) startProvide(ctx context.Context, t *driver.Task) (func(cont
 	if err := t.Driver.Power.Validate(ctx, t); err != nil {
 		return nil, err
 	}
+	steps, err := c.automatedCleaningPlan(ctx, t.Node)
+	if err != nil {
+		return nil, err
+	}
 	if err := c.transition(ctx, t, states.EventProvide, ""); err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, t *driver.Task) {
-		if err := c.transition(ctx, t, states.EventDone, ""); err != nil {
-			t.Log.Error("cannot finish cleaning", "error", err)
-		}
-	}, nil
+	return func(ctx context.Context, t *driver.Task) { c.automatedClean(ctx, t, steps) }, nil
 }
 
 // startInspect validates power and inspect synchronously (errors go to the
@@ -287,16 +315,11 @@ func (c *Conductor) runInspect(ctx context.Context, t *driver.Task) {
 }
 
 // abort stops an inspection in inspect wait (the inspect interface aborts
-// and tears down; the node goes to inspect failed) or a cleaning in clean
-// wait (clean failed, as Ironic's do_node_clean_abort).
+// and tears down; the node goes to inspect failed) or a step flow in its
+// wait or hold (abortSteps).
 func (c *Conductor) abort(ctx context.Context, t *driver.Task) error {
-	if t.Node.ProvisionState == states.CleanWait {
-		// Nothing runs in clean wait here (no ramdisk is booted), so
-		// there is nothing to tear down: the node goes to clean failed.
-		return c.transition(context.WithoutCancel(ctx), t, states.EventAbort, "By request, the clean operation was aborted")
-	}
 	if t.Node.ProvisionState != states.InspectWait {
-		return fmt.Errorf("%w: abort is only supported in states %q and %q", ErrInvalidState, states.InspectWait, states.CleanWait)
+		return c.abortSteps(ctx, t)
 	}
 	if err := t.Driver.Inspect.Abort(ctx, t); err != nil {
 		if errors.Is(err, driver.ErrUnsupported) {

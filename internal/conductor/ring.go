@@ -3,6 +3,8 @@ package conductor
 import (
 	"context"
 	"hash/fnv"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -18,10 +20,14 @@ type ring struct {
 
 func newRing(self string) *ring { return &ring{self: self, hosts: []string{self}} }
 
-func (r *ring) set(hosts []string) {
+// set replaces the hosts and reports whether they changed (in any order).
+func (r *ring) set(hosts []string) bool {
+	hosts = slices.Sorted(slices.Values(hosts))
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	changed := !slices.Equal(r.hosts, hosts)
 	r.hosts = hosts
-	r.mu.Unlock()
+	return changed
 }
 
 // owner returns the conductor that owns a node.
@@ -42,6 +48,12 @@ func (r *ring) owner(nodeUUID string) string {
 	return best
 }
 
+func (r *ring) hostList() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.hosts)
+}
+
 func (r *ring) owns(nodeUUID string) bool { return r.owner(nodeUUID) == r.self }
 
 // refreshRing reloads the live conductors of this conductor's group.
@@ -57,7 +69,11 @@ func (c *Conductor) refreshRing(ctx context.Context) error {
 			hosts = append(hosts, cd.Hostname)
 		}
 	}
-	c.ring.set(hosts)
+	if c.ring.set(hosts) {
+		// Which conductor owns which nodes changes here: the log says
+		// when each process saw a conductor come or go.
+		c.log.Info("hash ring changed", "conductors", strings.Join(c.ring.hostList(), ","))
+	}
 	return nil
 }
 

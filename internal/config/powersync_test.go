@@ -18,9 +18,13 @@ func TestLoad_PowerSyncOptions(t *testing.T) {
 		t.Errorf("defaults: interval %d, force %v, retries %d, workers %d; want Ironic's 60, true, 3, 8",
 			c.SyncPowerStateInterval, c.ForcePowerStateDuringSync, c.PowerStateSyncMaxRetries, c.SyncPowerStateWorkers)
 	}
-	cfg, _, err = Load("", []string{"FERRO_CONDUCTOR_SYNC_POWER_STATE_INTERVAL=-1", "FERRO_CONDUCTOR_FORCE_POWER_STATE_DURING_SYNC=false"}, testHardware)
-	if err != nil || cfg.Conductor.SyncPowerStateInterval != -1 || cfg.Conductor.ForcePowerStateDuringSync {
-		t.Errorf("interval -1, no force: %v, %+v", err, cfg)
+	if !c.EnableHealthMonitoring {
+		t.Errorf("enable_health_monitoring defaults to false; Ironic's default is true")
+	}
+	cfg, _, err = Load("", []string{"FERRO_CONDUCTOR_SYNC_POWER_STATE_INTERVAL=-1", "FERRO_CONDUCTOR_FORCE_POWER_STATE_DURING_SYNC=false",
+		"FERRO_CONDUCTOR_ENABLE_HEALTH_MONITORING=false"}, testHardware)
+	if err != nil || cfg.Conductor.SyncPowerStateInterval != -1 || cfg.Conductor.ForcePowerStateDuringSync || cfg.Conductor.EnableHealthMonitoring {
+		t.Errorf("interval -1, no force, no health: %v, %+v", err, cfg)
 	}
 	for env, want := range map[string]string{
 		"FERRO_CONDUCTOR_SYNC_POWER_STATE_WORKERS=0":      "[conductor]sync_power_state_workers must be at least 1",

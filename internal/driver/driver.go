@@ -112,6 +112,14 @@ type Management interface {
 	SupportedBootDevices(ctx context.Context, t *Task) ([]string, error)
 }
 
+// HealthReader is a management interface that reads the hardware's
+// overall health from the BMC (Ironic's get_node_health): one of
+// baremetal.HealthOK, HealthWarning, HealthCritical, or "" when the BMC
+// does not say. Interfaces without it are Ironic's UnsupportedDriverExtension.
+type HealthReader interface {
+	Health(ctx context.Context, t *Task) (string, error)
+}
+
 // VirtualMediaManager is a management interface that attaches images to
 // the node's virtual media devices (Ironic's get_, attach_ and
 // detach_virtual_media; API 1.89 and 1.93). Device types are Ironic's

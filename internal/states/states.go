@@ -31,6 +31,16 @@ const (
 	Unrescuing    = "unrescuing"
 	UnrescueFail  = "unrescue failed"
 	Error         = "error"
+	// The waits and holds of steps (1.85): a hold step stops the flow
+	// until unhold; a wait leaves it to a callback (or abort).
+	DeployWait = "wait call-back"
+	DeployHold = "deploy hold"
+	CleanHold  = "clean hold"
+	// Servicing an active node with service steps (1.87).
+	Servicing     = "servicing"
+	ServiceWait   = "service wait"
+	ServiceFailed = "service failed"
+	ServiceHold   = "service hold"
 )
 
 // Events drive transitions. The API verbs manage, inspect, provide and abort
@@ -55,6 +65,12 @@ const (
 	// EventClean is manual cleaning from manageable; the conductor ends it
 	// with manage (back to manageable), not done (available).
 	EventClean = "clean"
+	// EventHold is a hold step; EventUnhold the API verb that leaves the
+	// hold for the flow's wait state (1.85).
+	EventHold   = "hold"
+	EventUnhold = "unhold"
+	// EventService starts servicing an active node (1.87).
+	EventService = "service"
 )
 
 type edge struct{ from, event string }
@@ -121,6 +137,44 @@ var transitions = map[edge]string{
 	{UnrescueFail, EventUnrescue}: Unrescuing,
 	{Unrescuing, EventDone}:       Active,
 	{Unrescuing, EventFail}:       UnrescueFail,
+
+	// Waits and holds of steps, as Ironic's machine has them.
+	{Deploying, EventWait}:     DeployWait,
+	{Deploying, EventHold}:     DeployHold,
+	{DeployWait, EventHold}:    DeployHold,
+	{DeployWait, EventResume}:  Deploying,
+	{DeployWait, EventFail}:    DeployFailed,
+	{DeployWait, EventAbort}:   DeployFailed,
+	{DeployWait, EventDeleted}: Deleting,
+	{DeployHold, EventUnhold}:  DeployWait,
+	{DeployHold, EventAbort}:   DeployFailed,
+	{Cleaning, EventHold}:      CleanHold,
+	{CleanWait, EventHold}:     CleanHold,
+	{CleanHold, EventUnhold}:   CleanWait,
+	{CleanHold, EventAbort}:    CleanFailed,
+
+	// Servicing. Ironic aborts a running service by failing it first and
+	// then aborting from service failed, which returns to active.
+	{Active, EventService}:        Servicing,
+	{Servicing, EventDone}:        Active,
+	{Servicing, EventFail}:        ServiceFailed,
+	{Servicing, EventWait}:        ServiceWait,
+	{Servicing, EventHold}:        ServiceHold,
+	{ServiceWait, EventHold}:      ServiceHold,
+	{ServiceWait, EventResume}:    Servicing,
+	{ServiceWait, EventFail}:      ServiceFailed,
+	{ServiceWait, EventAbort}:     ServiceFailed,
+	{ServiceWait, EventDeleted}:   Deleting,
+	{ServiceHold, EventService}:   Servicing,
+	{ServiceHold, EventUnhold}:    ServiceWait,
+	{ServiceHold, EventFail}:      ServiceFailed,
+	{ServiceHold, EventAbort}:     ServiceFailed,
+	{ServiceFailed, EventService}: Servicing,
+	{ServiceFailed, EventRescue}:  Rescuing,
+	{ServiceFailed, EventWait}:    ServiceWait,
+	{ServiceFailed, EventHold}:    ServiceHold,
+	{ServiceFailed, EventDeleted}: Deleting,
+	{ServiceFailed, EventAbort}:   Active,
 }
 
 // targets is the target_provision_state a transient state reports.
@@ -135,6 +189,14 @@ var targets = map[string]string{
 	Adopting:    Active,
 	Rescuing:    Rescue,
 	Unrescuing:  Active,
+	DeployWait:  Active,
+	DeployHold:  Active,
+	CleanHold:   Available,
+	// Ironic's service failed keeps target active: abort returns there.
+	Servicing:     Active,
+	ServiceWait:   Active,
+	ServiceHold:   Active,
+	ServiceFailed: Active,
 }
 
 // ErrInvalidTransition is returned (wrapped) by Next for an event that the
@@ -166,7 +228,7 @@ func Target(state string) string { return targets[state] }
 // Transient lists the states a conductor works in, each held under the
 // node's lock by a running task: a node left there by a dead conductor, or
 // without a lock, must be failed.
-var Transient = []string{Verifying, Inspecting, Cleaning, Deploying, Deleting, Adopting, Rescuing, Unrescuing}
+var Transient = []string{Verifying, Inspecting, Cleaning, Deploying, Deleting, Adopting, Rescuing, Unrescuing, Servicing}
 
 // IsTransient reports whether a state is in Transient.
 func IsTransient(state string) bool { return slices.Contains(Transient, state) }
@@ -175,7 +237,7 @@ func IsTransient(state string) bool { return slices.Contains(Transient, state) }
 func IsStable(state string) bool {
 	switch state {
 	case Enroll, Manageable, Available, Active, InspectFailed, CleanFailed, DeployFailed, Error,
-		AdoptFailed, Rescue, RescueFailed, UnrescueFail:
+		AdoptFailed, Rescue, RescueFailed, UnrescueFail, ServiceFailed, CleanHold, DeployHold, ServiceHold:
 		return true
 	}
 	return false
@@ -192,4 +254,5 @@ var All = []string{
 	Enroll, Verifying, Manageable, Inspecting, InspectWait, InspectFailed,
 	Cleaning, CleanWait, CleanFailed, Available, Active, Deploying, DeployFailed, Error,
 	Deleting, Adopting, AdoptFailed, Rescuing, Rescue, RescueFailed, Unrescuing, UnrescueFail,
+	DeployWait, DeployHold, CleanHold, Servicing, ServiceWait, ServiceFailed, ServiceHold,
 }

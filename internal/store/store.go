@@ -35,6 +35,10 @@ type Store interface {
 	CreateNode(ctx context.Context, n *baremetal.Node) error
 	GetNode(ctx context.Context, ident string) (*baremetal.Node, error)
 	ListNodes(ctx context.Context, f NodeFilter) ([]*baremetal.Node, error)
+	// ListNodeRefs returns the UUID and conductor group of every node f
+	// selects, in no order, ignoring f's page: what the hash ring needs to
+	// pick a conductor's nodes, read without their bodies.
+	ListNodeRefs(ctx context.Context, f NodeFilter) ([]NodeRef, error)
 	// UpdateNode writes every field but Reservation and CreatedAt, and sets
 	// UpdatedAt, only while the node's reservation is still n.Reservation
 	// (the lock its caller holds, or none): a conductor whose lock was
@@ -95,6 +99,14 @@ type Store interface {
 	ListDeployTemplates(ctx context.Context, p Page) ([]*baremetal.DeployTemplate, error)
 	UpdateDeployTemplate(ctx context.Context, dt *baremetal.DeployTemplate) error
 	DeleteDeployTemplate(ctx context.Context, uuid string) error
+
+	// Runbooks (1.92). GetRunbook takes a UUID or a name; names are
+	// unique (ErrConflict).
+	CreateRunbook(ctx context.Context, rb *baremetal.Runbook) error
+	GetRunbook(ctx context.Context, ident string) (*baremetal.Runbook, error)
+	ListRunbooks(ctx context.Context, f RunbookFilter) ([]*baremetal.Runbook, error)
+	UpdateRunbook(ctx context.Context, rb *baremetal.Runbook) error
+	DeleteRunbook(ctx context.Context, uuid string) error
 
 	// Allocations. GetAllocation takes a UUID or a name.
 	CreateAllocation(ctx context.Context, a *baremetal.Allocation) error
@@ -191,9 +203,15 @@ type Page struct {
 	SortDir string
 }
 
+// NodeRef is a node's UUID and conductor group.
+type NodeRef struct {
+	UUID, ConductorGroup string
+}
+
 // NodeFilter selects nodes. Nil pointers and empty strings do not filter.
 type NodeFilter struct {
 	Page
+	UUIDs          []string // any of these UUIDs
 	ProvisionState []string
 	Driver         string
 	Maintenance    *bool
@@ -218,6 +236,11 @@ type NodeFilter struct {
 	Search string
 	// Project selects nodes this project owns or leases.
 	Project string
+	// KeepJSON leaves the free-form fields of the nodes returned as the
+	// JSON text stored (baremetal.Node.Stored), for a caller that renders
+	// them and nothing else; such nodes cannot be written back. A store
+	// may ignore it and decode them.
+	KeepJSON bool
 }
 
 // PortFilter selects ports.
@@ -308,6 +331,13 @@ type IntrospectionFilter struct {
 type InspectionRuleFilter struct {
 	Page
 	Phase string
+}
+
+// RunbookFilter selects runbooks: with Project, those the project owns
+// and the public ones (Ironic's project filter).
+type RunbookFilter struct {
+	Page
+	Project string
 }
 
 // Rule is an introspection rule, stored as the JSON the API received.

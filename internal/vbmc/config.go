@@ -319,6 +319,9 @@ func (c *Config) Validate() error {
 		if q := m.QEMU; q != nil {
 			errs = append(errs, q.validate(at+".qemu", len(m.MACs))...)
 		}
+		if f := m.Faults; f != nil && (f.LatencyMS < 0 || f.LatencyMS > maxLatencyMS) {
+			bad("%s.faults.latency_ms: %d is not between 0 and %d", at, f.LatencyMS, maxLatencyMS)
+		}
 		if f := m.Faults; f != nil && (f.Redfish500Count < 0 || f.Redfish500Count > 1<<20) {
 			bad("%s.faults.redfish_500_count: %d is not between 0 and %d", at, f.Redfish500Count, 1<<20)
 		}

@@ -1,6 +1,7 @@
 package vbmc
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"sync"
@@ -19,6 +20,33 @@ type Faults struct {
 	// ComputerSystem.Reset) are accepted but the power state never
 	// changes.
 	NeverConfirmPower bool `json:"never_confirm_power,omitempty"`
+	// LatencyMS: every Redfish request for this machine's System and
+	// Manager resources, and every IPMI message, is answered this many
+	// milliseconds late (a slow BMC; bench/scale's simulated fleet).
+	LatencyMS int `json:"latency_ms,omitempty"`
+}
+
+// maxLatencyMS bounds Faults.LatencyMS (a minute).
+const maxLatencyMS = 60000
+
+// latency is the machine's Faults.LatencyMS.
+func (m *Machine) latency() time.Duration {
+	if m.Config.Faults == nil {
+		return 0
+	}
+	return time.Duration(m.Config.Faults.LatencyMS) * time.Millisecond
+}
+
+// wait sleeps the machine's latency, or until ctx ends.
+func (m *Machine) wait(ctx context.Context) {
+	if d := m.latency(); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
 }
 
 // Request is one BMC command a machine received, as recorded when the

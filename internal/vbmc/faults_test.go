@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bougou/go-ipmi/pkg/client"
 	"github.com/bougou/go-ipmi/pkg/command/chassis"
@@ -119,5 +120,39 @@ func TestRequestLog_OffByDefault(t *testing.T) {
 	_, rd := startConfig(t, faultConfig(t, nil, false))
 	if code := do(t, "GET", rd.RedfishURL+"/ferro-vbmc/v1/machines", ""); code != http.StatusNotFound {
 		t.Errorf("GET /ferro-vbmc/v1/machines without request_log: HTTP %d, want 404", code)
+	}
+}
+
+// A latency is a lower bound on every answer, never an upper one: the
+// test waits for the answers and checks only that none came early.
+func TestFaults_LatencyDelaysRedfishAndIPMI(t *testing.T) {
+	const latency = 150 * time.Millisecond
+	_, rd := startConfig(t, faultConfig(t, &Faults{LatencyMS: int(latency / time.Millisecond)}, false))
+	began := time.Now()
+	if code := do(t, "GET", rd.RedfishURL+"/redfish/v1/Systems/f0", ""); code != http.StatusOK {
+		t.Fatalf("GET the system: HTTP %d", code)
+	}
+	if took := time.Since(began); took < latency {
+		t.Errorf("Redfish answered after %v, before the latency %v", took, latency)
+	}
+	host, port, _ := net.SplitHostPort(rd.IPMI["f0"])
+	p, _ := strconv.Atoi(port)
+	c, err := client.NewClient(host, p, "admin", "vbmc-pass")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.WithInterface(client.InterfaceLanplus)
+	c.WithTimeout(10 * time.Second)
+	ctx := context.Background()
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	began = time.Now()
+	if _, err := c.GetChassisStatus(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took < latency {
+		t.Errorf("IPMI answered after %v, before the latency %v", took, latency)
 	}
 }

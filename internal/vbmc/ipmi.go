@@ -59,7 +59,7 @@ func listenIPMI(m *Machine, username, password string, log *slog.Logger) (*ipmiE
 	user.SetPassword([]byte(password))
 	user.Enabled = true
 	user.ChannelAccess[1] = bmc.UserChannelAccess{MaxPrivilege: bmc.PrivilegeLevelAdministrator, Enabled: true}
-	return &ipmiEndpoint{machine: m, conn: conn, srv: server.NewServer(b, newLimitedConn(conn))}, nil
+	return &ipmiEndpoint{machine: m, conn: conn, srv: server.NewServer(b, newLimitedConn(conn, m.latency()))}, nil
 }
 
 // Addr is the bound UDP address.
@@ -227,14 +227,25 @@ const (
 )
 
 // limitedConn drops packets beyond a token bucket, as a busy BMC would.
+// With a latency (Faults.LatencyMS) every reply leaves that much later.
 type limitedConn struct {
 	*udp.Conn
-	tokens float64
-	last   time.Time
+	tokens  float64
+	last    time.Time
+	latency time.Duration
 }
 
-func newLimitedConn(c *udp.Conn) *limitedConn {
-	return &limitedConn{Conn: c, tokens: ipmiPacketBurst, last: time.Now()}
+func newLimitedConn(c *udp.Conn, latency time.Duration) *limitedConn {
+	return &limitedConn{Conn: c, tokens: ipmiPacketBurst, last: time.Now(), latency: latency}
+}
+
+// WriteTo sends a reply after the latency. go-ipmi answers each packet in
+// its own goroutine, so a slow reply holds up no other.
+func (c *limitedConn) WriteTo(b []byte, addr net.Addr) (int, error) {
+	if c.latency > 0 {
+		time.Sleep(c.latency)
+	}
+	return c.Conn.WriteTo(b, addr)
 }
 
 // ReadFrom returns the next packet within budget. Only the server's one

@@ -236,6 +236,7 @@ func (s *Server) machine(next machineHandler) http.HandlerFunc {
 			return
 		}
 		op := r.Method + " " + r.URL.Path
+		m.wait(r.Context())
 		if m.inject500() {
 			m.record("redfish", op, http.StatusInternalServerError)
 			redfishError(w, http.StatusInternalServerError, "InternalError", "injected fault (redfish_500_count)")

@@ -191,7 +191,7 @@ func stateClass(s string) string {
 	switch {
 	case strings.HasSuffix(s, "failed") || s == states.Error:
 		return "bad"
-	case states.IsTransient(s) || strings.HasSuffix(s, "wait"):
+	case states.IsTransient(s) || strings.HasSuffix(s, "wait") || s == states.DeployWait:
 		return "busy"
 	}
 	return "ok"

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -101,53 +102,6 @@ func TestQEMU_IronicInspector111ProcessesFerroAgentReport(t *testing.T) {
 	writeText(t, udhcpdConf, fmt.Sprintf("start 192.168.118.100\nend 192.168.118.150\ninterface br0\nlease_file %s/udhcpd.leases\noption subnet 255.255.255.0\n", dir))
 	writeText(t, filepath.Join(dir, "udhcpd.leases"), "")
 	daemon("udhcpd.log", busybox, "udhcpd", "-f", udhcpdConf)
-
-	// The switch: lldpd on the tap, a frame a second once configured
-	// (read back; the agent's capture waits for the first frame anyway).
-	// lldpcli drops privileges: the control socket's directory and its
-	// parents must be reachable by lldpd's user, which a test's temporary
-	// directory's are not.
-	sockDir, err := os.MkdirTemp("", "ferro-lldpd-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	if err := os.Chmod(sockDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(sockDir, "lldpd.sock")
-	daemon("lldpd.log", lldpd, "-d", "-u", sock, "-I", "tap0", "-C", "tap0", "-S", "ferro test switch")
-	for deadline := time.Now().Add(time.Minute); ; {
-		_ = ns.Command(lldpcli, "-u", sock, "configure", "lldp", "tx-interval", "1").Run()
-		out, _ := ns.Command(lldpcli, "-u", sock, "show", "configuration").CombinedOutput()
-		if bytes.Contains(out, []byte("Transmit delay: 1")) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lldpd's tx-interval does not read back as 1 s:\n%s", out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	// lldpd may not notice at once that tap0 came up when QEMU opened it
-	// (on a busy machine it once sent nothing in the agent's whole
-	// minute): ask it to send now, every second, until the test ends
-	// ("lldpcli update" re-reads the interfaces and sends on each).
-	stopUpdates := make(chan struct{})
-	updatesDone := make(chan struct{})
-	go func() {
-		defer close(updatesDone)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stopUpdates:
-				return
-			case <-tick.C:
-				_ = ns.Command(lldpcli, "-u", sock, "update").Run()
-			}
-		}
-	}()
-	t.Cleanup(func() { close(stopUpdates); <-updatesDone })
 
 	// ferro serve as the site's Ironic, on the namespace's loopback (only
 	// ironic-inspector, beside it, talks to it).
@@ -252,8 +206,7 @@ driver = noop
 		"-netdev", "tap,id=n0,ifname=tap0,script=no,downscript=no", "-device", "virtio-net-pci,netdev=n0,mac=" + vmMAC,
 	}, accel()...)
 	serialPath := filepath.Join(dir, "serial.log")
-	var serial *os.File
-	serial, err = os.Create(serialPath)
+	serial, err := os.Create(serialPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,6 +229,83 @@ driver = noop
 			t.Logf("serial console (tail):\n%s", b)
 		}
 	})
+
+	// The switch: lldpd on the tap, started once QEMU holds the tap and
+	// its carrier is up. lldpd sends at start; started on a tap with no
+	// carrier it may not notice the carrier come (a failed run heard
+	// nothing in the agent's whole minute), while the agent's capture
+	// waits up to 60 s for the first frame, so a late start costs nothing.
+	for deadline := time.Now().Add(time.Minute); ; {
+		out, _ := ns.Command("ip", "link", "show", "tap0").Output()
+		if bytes.Contains(out, []byte("LOWER_UP")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tap0 has no carrier a minute after QEMU started:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// One frame a second once configured (read back). lldpcli drops privileges: the control socket's directory and its
+	// parents must be reachable by lldpd's user, which a test's temporary
+	// directory's are not.
+	sockDir, err := os.MkdirTemp("", "ferro-lldpd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	if err := os.Chmod(sockDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(sockDir, "lldpd.sock")
+	daemon("lldpd.log", lldpd, "-d", "-u", sock, "-I", "tap0", "-C", "tap0", "-S", "ferro test switch")
+	for deadline := time.Now().Add(time.Minute); ; {
+		_ = ns.Command(lldpcli, "-u", sock, "configure", "lldp", "tx-interval", "1").Run()
+		out, _ := ns.Command(lldpcli, "-u", sock, "show", "configuration").CombinedOutput()
+		if bytes.Contains(out, []byte("Transmit delay: 1")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lldpd's tx-interval does not read back as 1 s:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// And ask it to send now, every second, until the test ends
+	// ("lldpcli update" re-reads the interfaces and sends on each).
+	stopUpdates := make(chan struct{})
+	updatesDone := make(chan struct{})
+	go func() {
+		defer close(updatesDone)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopUpdates:
+				return
+			case <-tick.C:
+				_ = ns.Command(lldpcli, "-u", sock, "update").Run()
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stopUpdates); <-updatesDone })
+	// What lldpd says it sent and what the tap passed to the machine,
+	// for a failure: "sent, not received" is the machine's side.
+	lldpCounters := func() string {
+		stats, _ := ns.Command(lldpcli, "-u", sock, "show", "statistics").CombinedOutput()
+		link, _ := ns.Command("ip", "-s", "link", "show", "tap0").CombinedOutput()
+		return string(stats) + string(link)
+	}
+	// The switch must have sent a frame before the agent's verdict means
+	// anything: a failure here is the rig's, not the agent's.
+	for deadline := time.Now().Add(time.Minute); ; {
+		out, _ := ns.Command(lldpcli, "-u", sock, "-f", "keyvalue", "show", "statistics").Output()
+		if sent := regexp.MustCompile(`(?m)^lldp\.tap0\.tx\.tx=([0-9]+)$`).FindSubmatch(out); sent != nil && string(sent[1]) != "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lldpd sent no frame on tap0 in a minute:\n%s", lldpCounters())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 
 	// Wait for 11.1 to end the introspection (an HTTP state); the
 	// machine powers itself off once its report was accepted.
@@ -317,7 +347,7 @@ driver = noop
 	}
 	llc := ports.Ports[0].LLC
 	if llc["switch_id"] != tapMAC || (llc["port_id"] != "tap0" && llc["port_id"] != tapMAC) {
-		t.Errorf("local_link_connection %v, want switch_id %s (lldpd's chassis, -C tap0) and port_id tap0", llc, tapMAC)
+		t.Errorf("local_link_connection %v, want switch_id %s (lldpd's chassis, -C tap0) and port_id tap0\n%s", llc, tapMAC, lldpCounters())
 	}
 	var data map[string]any
 	api("GET", inspURL+"/v1/introspection/"+node.UUID+"/data", nil, &data)

@@ -33,6 +33,7 @@ func templateID(i int) string   { return id('9', i) }
 func allocID(i int) string      { return id('8', i) }
 func instanceID(i int) string   { return id('7', i) }
 func scratchID(i int) string    { return id('6', i) }
+func runbookID(i int) string    { return id('4', i) }
 func minorVersion(m int) string { return "1." + strconv.Itoa(m) }
 
 // everyVersion is no header, 1.1 to 1.115, one above the maximum and latest.
@@ -87,19 +88,27 @@ func (s *script) get(path string, versions ...string) {
 var transient = []string{"verifying", "inspecting", "cleaning", "deploying", "deleting",
 	"rescuing", "unrescuing", "adopting", "servicing"}
 
-// waitNode waits until the node is at rest: no target state, no lock.
+// waitingForUser are the states that keep a target provision state (as
+// Ironic's) while nothing happens until someone acts: failures, holds and
+// the waits no agent ends here.
+var waitingForUser = []string{"clean failed", "deploy failed", "service failed", "clean hold", "deploy hold",
+	"service hold", "clean wait", "service wait", "wait call-back"}
+
+// waitNode waits until the node is at rest: no target state (unless it
+// waits for a user), no lock.
 func (s *script) waitNode(node string) {
 	s.add(step{method: "GET", path: "/v1/nodes/" + node, version: "latest", setup: true, note: "(wait)",
 		until: func(a answer) bool {
 			if a.status != 200 {
 				return true
 			}
+			st, _ := jsonAt(a.body, "provision_state")
+			name, _ := st.(string)
 			for _, k := range []string{"target_provision_state", "target_power_state", "reservation"} {
-				if v, _ := jsonAt(a.body, k); v != nil {
+				if v, _ := jsonAt(a.body, k); v != nil && (k != "target_provision_state" || !slices.Contains(waitingForUser, name)) {
 					return false
 				}
 			}
-			st, _ := jsonAt(a.body, "provision_state")
 			for _, t := range transient {
 				if st == t {
 					return false
@@ -277,6 +286,12 @@ func (s *script) fixtures() {
 	s.setup("POST", "/v1/deploy_templates", "latest", js(obj{"uuid": templateID(2), "name": "CUSTOM_DT_TWO",
 		"description": "two", "extra": obj{"k": "v"},
 		"steps": []any{obj{"interface": "bios", "step": "apply_configuration", "args": obj{"settings": []any{obj{"name": "a", "value": "b"}}}, "priority": "10"}}}))
+	s.setup("POST", "/v1/runbooks", "1.92", js(obj{"uuid": runbookID(1), "name": "CUSTOM_A",
+		"steps": []any{obj{"interface": "bios", "step": "apply_configuration", "args": obj{"settings": []any{}}, "order": 1}}}))
+	s.setup("POST", "/v1/runbooks", "latest", js(obj{"uuid": runbookID(2), "name": "rb-two", "description": "two",
+		"disable_ramdisk": true, "extra": obj{"k": "v"},
+		"steps": []any{obj{"interface": "deploy", "step": "erase_devices", "args": obj{"password": "x"}, "order": "2"}}}))
+	s.setup("PUT", "/v1/runbooks/rb-two/traits", "latest", `{"traits": ["CUSTOM_B", "CUSTOM_Z"]}`)
 	s.setup("PUT", "/v1/nodes/"+n1+"/traits", "latest", `{"traits": ["CUSTOM_B", "CUSTOM_A", "HW_CPU_X86_VMX"]}`)
 	s.setup("PUT", "/v1/nodes/"+n1+"/maintenance", "latest", `{"reason": "looking"}`)
 	s.setup("DELETE", "/v1/nodes/"+n1+"/maintenance", "latest", "")
@@ -311,6 +326,8 @@ func (s *script) versionSweep() {
 		"/v1/allocations", "/v1/allocations/" + allocID(1), "/v1/allocations/alloc-one",
 		"/v1/deploy_templates", "/v1/deploy_templates/detail", "/v1/deploy_templates/" + templateID(1),
 		"/v1/deploy_templates/CUSTOM_DT_ONE",
+		"/v1/runbooks", "/v1/runbooks/detail", "/v1/runbooks/" + runbookID(1), "/v1/runbooks/rb-two",
+		"/v1/runbooks/rb-two/traits", "/v1/runbooks?detail=true", "/v1/runbooks?fields=uuid,description,traits",
 		"/v1/volume", "/v1/volume/connectors", "/v1/volume/connectors/detail", "/v1/volume/connectors/" + connID(1),
 		"/v1/volume/targets", "/v1/volume/targets/detail", "/v1/volume/targets/" + targetID(1),
 		"/v1/conductors", "/v1/conductors/{host}", "/v1/drivers", "/v1/drivers/fake-hardware", "/v1/drivers/ipmi",
@@ -466,7 +483,7 @@ var sortKeys = []string{
 }
 
 var listPaths = []string{"/v1/nodes", "/v1/ports", "/v1/portgroups", "/v1/chassis", "/v1/allocations",
-	"/v1/deploy_templates", "/v1/volume/connectors", "/v1/volume/targets", "/v1/conductors", "/v1/inspection_rules"}
+	"/v1/deploy_templates", "/v1/volume/connectors", "/v1/volume/targets", "/v1/conductors", "/v1/inspection_rules", "/v1/runbooks"}
 
 func (s *script) sortKeys() {
 	for _, p := range listPaths {
@@ -627,7 +644,7 @@ func (s *script) unknownArgs() {
 		"/v1/ports", "/v1/ports/" + portID(1), "/v1/portgroups", "/v1/chassis", "/v1/chassis/" + chassisID(1),
 		"/v1/allocations", "/v1/allocations/" + allocID(1), "/v1/deploy_templates", "/v1/volume", "/v1/volume/connectors",
 		"/v1/conductors", "/v1/drivers", "/v1/drivers/ipmi", "/v1/drivers/ipmi/properties", "/v1/shards",
-		"/v1/inspection_rules", "/", "/v1"} {
+		"/v1/inspection_rules", "/v1/runbooks", "/v1/runbooks/rb-two", "/", "/v1"} {
 		s.get(p+"?bogus=1", "latest")
 		s.get(p+"?a=1&b=2&fields=uuid", "latest")
 		s.get(p+"?%zz=1", "latest")
@@ -644,7 +661,8 @@ func (s *script) methods() {
 		"/v1/chassis", "/v1/chassis/" + chassisID(2), "/v1/allocations", "/v1/allocations/" + allocID(2),
 		"/v1/deploy_templates", "/v1/deploy_templates/" + templateID(2), "/v1/volume", "/v1/volume/connectors",
 		"/v1/volume/targets/" + targetID(2), "/v1/conductors", "/v1/drivers", "/v1/drivers/ipmi", "/v1/shards",
-		"/v1/lookup", "/v1/heartbeat/" + n2, "/v1/events", "/v1/inspection_rules", "/v1/nope", "/nope", "/v2"}
+		"/v1/lookup", "/v1/heartbeat/" + n2, "/v1/events", "/v1/inspection_rules", "/v1/runbooks", "/v1/runbooks/" + runbookID(2),
+		"/v1/runbooks/rb-two/traits", "/v1/nope", "/nope", "/v2"}
 	for _, p := range paths {
 		for _, m := range []string{"HEAD", "OPTIONS", "TRACE", "FOO"} {
 			s.do(m, p, "latest", "")
@@ -888,6 +906,40 @@ func (s *script) badCreates() {
 	for _, v := range []string{"1.54", "1.55"} {
 		s.do("POST", "/v1/deploy_templates", v, js(obj{"name": "CUSTOM_V", "steps": []any{}}))
 	}
+	// Runbooks: the step schema (order, args optional), names by version.
+	for _, steps := range []any{
+		nil, "x", []any{}, []any{"x"}, []any{obj{"interface": "bios", "step": "s"}},
+		[]any{obj{"interface": "boot", "step": "s", "order": 1}},
+		[]any{obj{"interface": "bios", "step": "s", "order": -1}},
+		[]any{obj{"interface": "bios", "step": "s", "order": "07", "args": obj{}}},
+		[]any{obj{"interface": "bios", "step": "s", "priority": 1, "order": 1}},
+		[]any{obj{"interface": "bios", "step": "s", "order": 1}, obj{"interface": "bios", "step": "s", "order": 2}},
+	} {
+		for _, name := range []any{"CUSTOM_RB", "rb-name", "bad name", "CUSTOM_A", nil} {
+			for _, v := range []string{"1.92", "latest"} {
+				i := next()
+				s.do("POST", "/v1/runbooks", v, js(obj{"uuid": scratchID(i), "name": name, "steps": steps}))
+				s.do("DELETE", "/v1/runbooks/"+scratchID(i), "latest", "")
+			}
+		}
+	}
+	for _, body := range []obj{{"owner": "p"}, {"public": true}, {"public": "yes"}, {"uuid": "bad"}, {"traits": []any{}}, {"description": "d"}} {
+		body["name"], body["steps"] = "CUSTOM_RB_X", []any{obj{"interface": "bios", "step": "s", "order": 1}}
+		for _, v := range []string{"1.91", "1.92", "latest"} {
+			s.do("POST", "/v1/runbooks", v, js(body))
+			s.do("DELETE", "/v1/runbooks/CUSTOM_RB_X", "latest", "")
+		}
+	}
+	for _, rq := range []struct{ method, path, body string }{
+		{"PUT", "/v1/runbooks/rb-two/traits/bad", ""}, {"PUT", "/v1/runbooks/rb-two/traits", ""},
+		{"PUT", "/v1/runbooks/rb-two/traits", `{"traits": "x"}`}, {"PUT", "/v1/runbooks/rb-two/traits/CUSTOM_C", `{"traits": []}`},
+		{"PUT", "/v1/runbooks/rb-two/traits/CUSTOM_C", ""}, {"DELETE", "/v1/runbooks/rb-two/traits/CUSTOM_C", ""},
+		{"DELETE", "/v1/runbooks/rb-two/traits/CUSTOM_NONE", ""}, {"GET", "/v1/runbooks/bad!/traits", ""},
+	} {
+		for _, v := range []string{"1.92", "1.111", "latest"} {
+			s.do(rq.method, rq.path, v, rq.body)
+		}
+	}
 	// Volume: wrong node states and duplicates.
 	for _, body := range []obj{
 		{"node_uuid": n3, "type": "iqn", "connector_id": "iqn.n3"},
@@ -1029,6 +1081,8 @@ func (s *script) patches() {
 			[]string{"uuid", "id", "created_at", "updated_at", "links", "nodes"}, []string{"1.1", "latest"}},
 		{"/v1/deploy_templates/" + templateID(2), []string{"name", "steps", "extra", "description"},
 			[]string{"uuid", "id", "created_at", "updated_at", "links"}, []string{"1.55", "latest"}},
+		{"/v1/runbooks/" + runbookID(2), []string{"name", "steps", "extra", "description", "disable_ramdisk", "public", "owner"},
+			[]string{"uuid", "id", "created_at", "updated_at", "links", "traits"}, []string{"1.92", "1.112", "latest"}},
 		{"/v1/volume/connectors/" + connID(2), []string{"node_uuid", "type", "connector_id", "extra"},
 			[]string{"uuid", "id", "created_at", "updated_at", "links"}, []string{"1.32", "latest"}},
 		{"/v1/volume/targets/" + targetID(2), []string{"node_uuid", "volume_type", "volume_id", "boot_index", "properties", "extra"},

@@ -338,6 +338,13 @@ func TestBaremetalCLI_DuplicateNodeNameFailsWithFaultstring(t *testing.T) {
 // and returns the status and body.
 func apiRequest(t *testing.T, srv *ferrotest.Server, method, path, body string) (int, string) {
 	t.Helper()
+	return apiRequestAt(t, srv, "1.78", method, path, body)
+}
+
+// apiRequestAt is apiRequest at another API version, for what the CLI
+// does not know (runbooks, 1.92).
+func apiRequestAt(t *testing.T, srv *ferrotest.Server, version, method, path, body string) (int, string) {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -346,7 +353,7 @@ func apiRequest(t *testing.T, srv *ferrotest.Server, method, path, body string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("X-OpenStack-Ironic-API-Version", "1.78")
+	req.Header.Set("X-OpenStack-Ironic-API-Version", version)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -427,6 +434,53 @@ func TestBaremetalCLI_ManualClean(t *testing.T) {
 	expect(t, "after a failed clean", node, "clean failed", "provision_state")
 	expect(t, "after a failed clean", node, "Cannot clean node "+node["uuid"].(string)+
 		": node does not support this clean step: {'interface': 'deploy', 'step': 'erase_devices'}", "last_error")
+}
+
+// Automated cleaning with a runbook ([conductor]automated_cleaning_step_source
+// = runbook): `baremetal node provide` is refused with Ironic's errors while
+// the runbook is missing or not approved for the node, and the node stays
+// manageable; once the node has the runbook's trait, provide runs the
+// runbook's steps (power_off, a fake BIOS step) on the way to available.
+func TestBaremetalCLI_AutomatedCleaningRunbook(t *testing.T) {
+	c, srv := start(t, ferrotest.WithEnv("FERRO_CONDUCTOR_AUTOMATED_CLEANING_STEP_SOURCE=runbook",
+		"FERRO_CONDUCTOR_AUTOMATED_CLEANING_RUNBOOK=CUSTOM_WIPE"))
+	c.run("node", "create", "--driver", "fake-hardware", "--name", "n1",
+		"--deploy-interface", "fake", "--bios-interface", "fake")
+	c.run("node", "manage", "n1", "--wait", waitSeconds)
+	c.run("node", "power", "on", "n1")
+	waitPowerSettled(t, srv, "n1")
+	uuid := c.object("node", "show", "n1")["uuid"].(string)
+
+	refused := func(what, wantHTTP, want string) {
+		t.Helper()
+		r := c.exec("--max-retries", "0", "node", "provide", "n1")
+		if r.err == nil || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, wantHTTP) {
+			t.Errorf("provide %s: want %s and %q\n%s", what, wantHTTP, want, r)
+		}
+		node := c.object("node", "show", "n1")
+		expect(t, "after provide "+what, node, "manageable", "provision_state")
+		expect(t, "after provide "+what, node, "power on", "power_state")
+	}
+	refused("without the runbook", "HTTP 404", "Runbook CUSTOM_WIPE could not be found.")
+
+	status, body := apiRequestAt(t, srv, "1.112", http.MethodPost, "/v1/runbooks", `{"name": "CUSTOM_WIPE",
+		"steps": [{"interface": "power", "step": "power_off", "args": {}, "order": 1},
+		          {"interface": "bios", "step": "factory_reset", "args": {}, "order": 2}]}`)
+	if status != http.StatusCreated {
+		t.Fatalf("POST /v1/runbooks: %d %s", status, body)
+	}
+	if status, body := apiRequestAt(t, srv, "1.112", http.MethodPut, "/v1/runbooks/CUSTOM_WIPE/traits/CUSTOM_WIPE", ""); status != http.StatusNoContent {
+		t.Fatalf("PUT /v1/runbooks/CUSTOM_WIPE/traits/CUSTOM_WIPE: %d %s", status, body)
+	}
+	refused("on a node without the runbook's trait", "HTTP 500",
+		"Automated cleaning runbook CUSTOM_WIPE is not valid for node "+uuid+". None of the runbook's traits ['CUSTOM_WIPE'] match a node trait.")
+
+	c.run("node", "add", "trait", "n1", "CUSTOM_WIPE")
+	c.run("node", "provide", "n1", "--wait", waitSeconds)
+	node := c.object("node", "show", "n1")
+	expect(t, "after provide", node, "available", "provision_state")
+	expect(t, "after provide", node, nil, "last_error")
+	expect(t, "after provide (the runbook's power_off ran)", node, "power off", "power_state")
 }
 
 // TestBaremetalCLI_ChassisListSortedByDescription sorts on a field ferro

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,6 +30,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ferrometal/ferro/bench/netboot/lab"
+	"github.com/ferrometal/ferro/internal/bmc/redfish"
+	"github.com/ferrometal/ferro/internal/testing/freeport"
 	"github.com/ferrometal/ferro/internal/testing/pgtest"
 	"github.com/ferrometal/ferro/test/inspection"
 )
@@ -45,15 +47,24 @@ type Config struct {
 	// 1,000, GETs, PATCHes, a provision verb) run beside the inspections.
 	Rounds int
 	Kill   bool // SIGKILL one process under load and time the take-over
+	// BMCLatency is the latency of every simulated BMC (each IPMI reply,
+	// each Redfish request for a System or Manager): every node has one,
+	// half of them IPMI, half Redfish.
+	BMCLatency time.Duration
 	// PowerInterval, when set, ends the probe with the power-state sync:
-	// every node made manageable, given a simulated BMC latency of
-	// PowerDelay (fake-hardware's test-only driver_info fake_power_delay),
-	// and the processes restarted with [conductor]sync_power_state_interval
-	// at PowerInterval; then the cycles are timed and their database work
-	// counted.
-	PowerInterval, PowerDelay time.Duration
-	Limit                     time.Duration // the whole probe gives up after this long
-	Log                       io.Writer     // progress lines; nil: none
+	// every node made manageable and the processes restarted with
+	// [conductor]sync_power_state_interval at PowerInterval; then cycles
+	// are timed and their database work counted, with every node active,
+	// then with only the IPMI ones, then only the Redfish ones (the others
+	// in maintenance).
+	PowerInterval time.Duration
+	// Join, with Kill, starts a new process after the kill, while
+	// inspections run, and times until the ring has taken it in.
+	Join bool
+	// Env is more FERRO_* settings of every process, after the probe's.
+	Env   []string
+	Limit time.Duration // the whole probe gives up after this long
+	Log   io.Writer     // progress lines; nil: none
 }
 
 // Result is what a probe measured.
@@ -71,6 +82,7 @@ type Result struct {
 	IdleRowsPerSec float64 // rows the database reads per second with nothing to do
 	IdleXactPerSec float64 // transactions per second with nothing to do
 	IdleNodeScans  int64   // sequential scans of the nodes table over the idle window
+	IdleDB         DBWork  // the statements of the periodic tasks per second with nothing to do
 	InspectRetries int64   // inspect requests answered 409 or 503 (no free worker) and sent again
 	PageAll        time.Duration
 	Takeover       time.Duration // from SIGKILL until no node names the dead process
@@ -79,17 +91,12 @@ type Result struct {
 	// RunTwice counts the tasks (the inspections, the manage tasks of the
 	// kill) that started more than once on a node, in all processes' logs.
 	RunTwice int
-	// The power-state sync (with Config.PowerInterval): the longest cycle
-	// of the processes' steady cycles, the nodes their cycles checked in
-	// all (every node: each is one process's), and the database's work per
-	// round of cycles (one per process) beyond the idle rate.
-	PowerCycle         time.Duration
-	PowerChecked       int
-	PowerRowsPerRound  float64
-	PowerXactsPerRound float64
-	PowerRoundSeconds  float64
-	RSS                []int64 // bytes per process, at the end
-	DBSize             int64   // bytes
+	// Power are the power-state sync's rounds (with Config.PowerInterval).
+	Power []PowerRound
+	// Join is the process added after the kill (with Config.Join).
+	Join   *JoinResult
+	RSS    []int64 // bytes per process, at the end
+	DBSize int64   // bytes
 }
 
 // Run runs the probe.
@@ -102,6 +109,15 @@ func Run(ctx context.Context, c Config) (*Result, error) {
 	}
 	if c.Log == nil {
 		c.Log = io.Discard
+	}
+	// A conductor that may own more Redfish BMCs than
+	// [redfish]connection_cache_size (Ironic's 1,000) logs in to each of
+	// them again every power sync cycle, the cache evicting, in turn, the
+	// session the next node needs: docs/scale-out.md has an operator size
+	// it to the Redfish nodes a conductor may own, so the bench does. The
+	// bench's settings come first: -ferro-env overrides them.
+	if n := c.Nodes / 2; n > redfish.DefaultCacheSize {
+		c.Env = append([]string{"FERRO_REDFISH_CONNECTION_CACHE_SIZE=" + strconv.Itoa(n)}, c.Env...)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.Limit)
 	defer cancel()
@@ -121,6 +137,7 @@ type probe struct {
 	dsn   string
 	procs []*proc
 	http  *http.Client
+	bmcs  *fleet
 	mu    sync.Mutex
 	nodes []node
 	// retries counts requests sent again by retryBusy.
@@ -142,12 +159,19 @@ func (p *probe) run(ctx context.Context) error {
 	}
 	p.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: time.Minute}
 	began := time.Now()
-	if p.pg, err = pgtest.StartCluster(); err != nil {
+	if p.pg, err = pgtest.StartClusterWith(pgSettings...); err != nil {
 		return err
 	}
 	if p.dsn, _, err = p.pg.CreateDatabase(ctx); err != nil {
 		return err
 	}
+	if err := p.dbExec(ctx, "CREATE EXTENSION pg_stat_statements"); err != nil {
+		return fmt.Errorf("pg_stat_statements (postgresql's contrib): %w", err)
+	}
+	if p.bmcs, err = startFleet(ctx, p.dir, p.c.Nodes, p.c.BMCLatency); err != nil {
+		return err
+	}
+	p.logf("%d simulated BMCs (IPMI and Redfish, latency %v) up in %v", p.c.Nodes, p.c.BMCLatency, since(began))
 	images := filepath.Join(p.dir, "images")
 	if err := os.MkdirAll(images, 0o755); err != nil {
 		return err
@@ -158,7 +182,7 @@ func (p *probe) run(ctx context.Context) error {
 		}
 	}
 	for i := range p.c.Processes {
-		pr, err := startProc(ctx, p.c.Ferro, p.dir, p.dsn, images, i)
+		pr, err := startProc(ctx, p.c.Ferro, p.dir, p.dsn, images, i, p.c.Env)
 		if err != nil {
 			return err
 		}
@@ -184,6 +208,11 @@ func (p *probe) run(ctx context.Context) error {
 		if err := p.kill(ctx); err != nil {
 			return err
 		}
+		if p.c.Join {
+			if err := p.join(ctx, images); err != nil {
+				return err
+			}
+		}
 	}
 	for _, pr := range p.procs {
 		if !pr.dead() {
@@ -204,6 +233,11 @@ func (p *probe) stop() {
 	}
 	if p.pg != nil {
 		p.pg.Stop()
+	}
+	if p.bmcs != nil {
+		if err := p.bmcs.stop(); err != nil {
+			p.logf("simulated BMCs: %v", err)
+		}
 	}
 	if p.dir != "" {
 		os.RemoveAll(p.dir)
@@ -247,10 +281,12 @@ func (p *probe) enroll(ctx context.Context) error {
 			UUID string `json:"uuid"`
 		}
 		base := p.api(i).url
+		drv, info := p.bmcs.node(i)
+		info["deploy_kernel"], info["deploy_ramdisk"] = kernel, ramdisk
 		if err := p.do(ctx, base, http.MethodPost, "/v1/nodes", map[string]any{
-			"name": fmt.Sprintf("scale-%05d", i), "driver": "fake-hardware",
+			"name": fmt.Sprintf("scale-%05d", i), "driver": drv,
 			"boot_interface": "pxe", "network_interface": "noop", "inspect_interface": "inspector",
-			"driver_info": map[string]any{"deploy_kernel": kernel, "deploy_ramdisk": ramdisk},
+			"driver_info": info,
 			"properties":  map[string]any{"cpu_arch": "x86_64"}, "extra": map[string]any{"rack": fmt.Sprintf("r%d", i/40)},
 		}, &created); err != nil {
 			return fmt.Errorf("create node %d: %w", i, err)
@@ -315,18 +351,36 @@ func (p *probe) idle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := resetWork(ctx, conn); err != nil {
+		return err
+	}
 	const window = 10 * time.Second
 	time.Sleep(window)
+	w, err := readWork(ctx, conn)
+	if err != nil {
+		return err
+	}
 	r1, s1, x1, err := read()
 	if err != nil {
 		return err
 	}
+	p.res.IdleDB = w.times(1 / window.Seconds())
 	p.res.IdleRowsPerSec = float64(r1-r0) / window.Seconds()
 	p.res.IdleXactPerSec = float64(x1-x0) / window.Seconds()
 	p.res.IdleNodeScans = s1 - s0
-	p.logf("idle: %.0f rows read/s, %.1f transactions/s, %d sequential scans of nodes over %v",
-		p.res.IdleRowsPerSec, p.res.IdleXactPerSec, p.res.IdleNodeScans, window)
+	p.logf("idle: %.0f rows read/s, %.1f transactions/s, %d sequential scans of nodes over %v; statements/s: %.1f on nodes (%.1f rows/s), %.1f others",
+		p.res.IdleRowsPerSec, p.res.IdleXactPerSec, p.res.IdleNodeScans, window, p.res.IdleDB.NodeQueries, p.res.IdleDB.NodeRows, p.res.IdleDB.Other)
 	return nil
+}
+
+func (p *probe) dbExec(ctx context.Context, q string) error {
+	conn, err := pgx.Connect(ctx, p.dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, q)
+	return err
 }
 
 func (p *probe) dbQuery(ctx context.Context, q string, out any) error {
@@ -809,18 +863,26 @@ func (p *probe) do(ctx context.Context, base, method, path string, in, out any) 
 		return err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer bodyBuffers.Put(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		return err
 	}
 	if resp.StatusCode/100 != 2 {
-		return &apiError{resp.StatusCode, strings.TrimSpace(string(b))}
+		return &apiError{resp.StatusCode, strings.TrimSpace(buf.String())}
 	}
 	if out != nil {
-		return json.Unmarshal(b, out)
+		return json.Unmarshal(buf.Bytes(), out)
 	}
 	return nil
 }
+
+// bodyBuffers are the buffers answers are read into, reused as an
+// efficient client does: a request is timed to the body's last byte, and
+// growing a slice to a megabyte on every list is the client's cost, not
+// the server's.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // retryBusy sends a request again while the node is locked (409) or the
 // process has no free worker (503), as a client does, up to 400 times.
@@ -889,15 +951,6 @@ func (pr *proc) dead() bool {
 	}
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // The processes heart-beat every two seconds and count as dead after ten
 // silent ones, a sixth of production's 10 and 60 s so that the take-over
 // after SIGKILL is measured in seconds. Shorter is not safe on a starved
@@ -908,7 +961,9 @@ const heartbeatInterval, heartbeatTimeout = 2, 10
 
 // startProc starts process i on the database, as production runs several:
 // a host name of its own, and the heartbeats above.
-func startProc(ctx context.Context, bin, dir, dsn, images string, i int, env ...string) (*proc, error) {
+// base is Config.Env, set after the probe's own settings, and env the
+// phase's (the power sync's: its log is a file of its own).
+func startProc(ctx context.Context, bin, dir, dsn, images string, i int, base []string, env ...string) (*proc, error) {
 	pdir := filepath.Join(dir, fmt.Sprintf("proc%d", i))
 	pr := &proc{host: fmt.Sprintf("scale-%d", i), tftpRoot: filepath.Join(pdir, "tftpboot"), log: filepath.Join(pdir, "ferro.log"), exited: make(chan struct{})}
 	if len(env) > 0 {
@@ -919,11 +974,11 @@ func startProc(ctx context.Context, bin, dir, dsn, images string, i int, env ...
 			return nil, err
 		}
 	}
-	apiPort, err := freePort()
+	apiPort, err := freeport.Next()
 	if err != nil {
 		return nil, err
 	}
-	inspPort, err := freePort()
+	inspPort, err := freeport.Next()
 	if err != nil {
 		return nil, err
 	}
@@ -951,23 +1006,14 @@ func startProc(ctx context.Context, bin, dir, dsn, images string, i int, env ...
 		// No power sync unless asked (env): the other figures are those
 		// of the tasks they name.
 		"FERRO_CONDUCTOR_SYNC_POWER_STATE_INTERVAL=0",
+		// Ironic's 5 s between two IPMI commands to one BMC would make
+		// each inspection wait seconds for nothing on these BMCs.
+		"FERRO_IPMI_MIN_COMMAND_INTERVAL=0.2",
 	)
-	pr.cmd.Env = append(pr.cmd.Env, env...)
-	logf, err := os.Create(pr.log)
-	if err != nil {
+	pr.cmd.Env = append(append(pr.cmd.Env, base...), env...)
+	if err := startLogged(pr.cmd, pr.log, pr.exited); err != nil {
 		return nil, err
 	}
-	pr.cmd.Stdout, pr.cmd.Stderr = logf, logf
-	pr.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := pr.cmd.Start(); err != nil {
-		logf.Close()
-		return nil, err
-	}
-	go func() {
-		pr.cmd.Wait()
-		logf.Close()
-		close(pr.exited)
-	}()
 	for try := 0; try < 600; try++ {
 		resp, err := http.Get(pr.url + "/")
 		if err == nil {
@@ -1030,148 +1076,50 @@ func (pr *proc) cpu() float64 {
 	if pr.dead() {
 		return 0
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pr.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100 // USER_HZ
-}
-
-// powerSync measures the periodic power-state sync at every node: all
-// nodes manageable (the sync leaves enroll alone, as Ironic), each fake
-// BMC answering after PowerDelay, the processes restarted with the sync
-// every PowerInterval. After a first cycle per process (its lists warm
-// up), it waits for two more rounds of cycles and measures the second:
-// the longest cycle, the nodes checked, and the rows and transactions the
-// database saw in that round beyond the idle rate measured before.
-func (p *probe) powerSync(ctx context.Context, images string) error {
-	began := time.Now()
-	var enrolled []node
-	st, err := p.states(ctx)
-	if err != nil {
-		return err
-	}
-	for _, n := range p.nodes {
-		if st[n.uuid] == "enroll" {
-			enrolled = append(enrolled, n)
-		}
-	}
-	if err := parallel(ctx, len(enrolled), 12, func(i int) error {
-		return p.retryBusy(ctx, p.api(i).url, http.MethodPut, "/v1/nodes/"+enrolled[i].uuid+"/states/provision", map[string]any{"target": "manage"})
-	}); err != nil {
-		return fmt.Errorf("manage for the power sync: %w", err)
-	}
-	if err := p.waitState(ctx, enrolled, "manageable", 3*time.Minute); err != nil {
-		return err
-	}
-	delay := strconv.FormatFloat(p.c.PowerDelay.Seconds(), 'f', -1, 64)
-	if err := parallel(ctx, len(p.nodes), 12, func(i int) error {
-		return p.retryBusy(ctx, p.api(i).url, http.MethodPatch, "/v1/nodes/"+p.nodes[i].uuid,
-			[]map[string]any{{"op": "add", "path": "/driver_info/fake_power_delay", "value": delay}})
-	}); err != nil {
-		return fmt.Errorf("set fake_power_delay: %w", err)
-	}
-	p.logf("power sync: %d nodes managed, BMC latency %v set, in %v", len(enrolled), p.c.PowerDelay, since(began))
-	for _, pr := range p.procs {
-		pr.stop()
-	}
-	p.procs = p.procs[:0]
-	for i := range p.c.Processes {
-		pr, err := startProc(ctx, p.c.Ferro, p.dir, p.dsn, images, i,
-			"FERRO_CONDUCTOR_SYNC_POWER_STATE_INTERVAL="+strconv.Itoa(int(p.c.PowerInterval.Seconds())))
-		if err != nil {
-			return err
-		}
-		p.procs = append(p.procs, pr)
-	}
-	if err := p.waitConductors(ctx, len(p.procs)); err != nil {
-		return err
-	}
-	const q = `SELECT (SELECT COALESCE(sum(seq_tup_read + idx_tup_fetch), 0)::bigint FROM pg_stat_user_tables),
-		(SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())`
-	conn, err := pgx.Connect(ctx, p.dsn)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	// waitCycles waits until every process logged n cycles and returns
-	// each one's n-th.
-	waitCycles := func(n int) ([]powerCycle, error) {
-		deadline := time.Now().Add(time.Duration(n+2)*p.c.PowerInterval + time.Duration(n)*time.Duration(len(p.nodes)/max(len(p.procs), 1))*p.c.PowerDelay + time.Minute)
-		for {
-			var out []powerCycle
-			for _, pr := range p.procs {
-				if cs := pr.powerCycles(); len(cs) >= n {
-					out = append(out, cs[n-1])
-				}
-			}
-			if len(out) == len(p.procs) {
-				return out, nil
-			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				return nil, fmt.Errorf("power sync: %d of %d processes logged %d cycles in time", len(out), len(p.procs), n)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	if _, err := waitCycles(1); err != nil {
-		return err
-	}
-	// PostgreSQL flushes a backend's statistics up to a second late (an idle one's
-	// later): the round is the time between two reads after the 2nd and the 3rd cycles.
-	if _, err := waitCycles(2); err != nil {
-		return err
-	}
-	time.Sleep(time.Second)
-	var r0, x0, r1, x1 int64
-	t0 := time.Now()
-	if err := conn.QueryRow(ctx, q).Scan(&r0, &x0); err != nil {
-		return err
-	}
-	cycles, err := waitCycles(3)
-	if err != nil {
-		return err
-	}
-	time.Sleep(time.Second)
-	if err := conn.QueryRow(ctx, q).Scan(&r1, &x1); err != nil {
-		return err
-	}
-	round := time.Since(t0)
-	for _, c := range cycles {
-		p.res.PowerCycle = max(p.res.PowerCycle, c.took)
-		p.res.PowerChecked += c.checked
-	}
-	p.res.PowerRoundSeconds = round.Seconds()
-	p.res.PowerRowsPerRound = max(float64(r1-r0)-p.res.IdleRowsPerSec*round.Seconds(), 0)
-	p.res.PowerXactsPerRound = max(float64(x1-x0)-p.res.IdleXactPerSec*round.Seconds(), 0)
-	p.logf("power sync: cycle %v (interval %v, BMC latency %v), %d nodes checked by %d processes; per round %.0f rows, %.0f transactions beyond idle",
-		p.res.PowerCycle.Round(time.Millisecond), p.c.PowerInterval, p.c.PowerDelay, p.res.PowerChecked, len(p.procs),
-		p.res.PowerRowsPerRound, p.res.PowerXactsPerRound)
-	return nil
+	return lab.CPUSeconds(pr.cmd.Process.Pid)
 }
 
 type powerCycle struct {
-	checked int
-	took    time.Duration
+	checked, corrected, failed int
+	took                       time.Duration
+	began, ended               time.Time // the log line's time less took, the log line's time
 }
 
-var powerCycleLine = regexp.MustCompile(`msg="power state sync done".* checked=(\d+) .*seconds=([0-9.e+-]+)`)
+var powerCycleLine = regexp.MustCompile(`time=(\S+) .*msg="power state sync done".* checked=(\d+) corrected=(\d+) failed=(\d+) seconds=([0-9.e+-]+)`)
 
 // powerCycles are the power-state sync cycles the process logged.
 func (pr *proc) powerCycles() []powerCycle {
 	b, _ := os.ReadFile(pr.log)
 	var out []powerCycle
 	for _, m := range powerCycleLine.FindAllStringSubmatch(string(b), -1) {
-		n, _ := strconv.Atoi(m[1])
-		secs, _ := strconv.ParseFloat(m[2], 64)
-		out = append(out, powerCycle{checked: n, took: time.Duration(secs * float64(time.Second))})
+		end, _ := time.Parse(time.RFC3339Nano, m[1])
+		n, _ := strconv.Atoi(m[2])
+		corrected, _ := strconv.Atoi(m[3])
+		failed, _ := strconv.Atoi(m[4])
+		secs, _ := strconv.ParseFloat(m[5], 64)
+		took := time.Duration(secs * float64(time.Second))
+		out = append(out, powerCycle{checked: n, corrected: corrected, failed: failed, took: took, began: end.Add(-took), ended: end})
 	}
 	return out
+}
+
+// startLogged starts cmd with its output in the file at log, killed with
+// the bench, and closes exited when it has ended.
+func startLogged(cmd *exec.Cmd, log string, exited chan struct{}) error {
+	out, err := os.Create(log)
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return err
+	}
+	go func() {
+		cmd.Wait()
+		out.Close()
+		close(exited)
+	}()
+	return nil
 }

@@ -298,7 +298,7 @@ func (s *server) patchAllocation(rq *request) error {
 	if err != nil {
 		return err
 	}
-	ops, err := rq.readPatchOf(onlyPatching("name", "extra"))
+	ops, err := rq.readAnyPathPatchOf(onlyPatching("name", "extra"))
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func TestBadInput_ChangesNothing(t *testing.T) {
 		// States.
 		{"verb not allowed in state", "PUT", "/v1/nodes/" + id + "/states/provision", latest, map[string]any{"target": "provide"}, 400, "The requested action \"provide\" can not be performed on node \"" + id + "\" while it is in state \"enroll\"."},
 		{"unknown verb", "PUT", "/v1/nodes/" + id + "/states/provision", latest, map[string]any{"target": "fly"}, 400, "The requested action \"fly\" can not be performed"},
-		{"unsupported verb", "PUT", "/v1/nodes/" + id + "/states/provision", "1.87", map[string]any{"target": "service"}, 400, "not supported"},
+		{"service not in enroll", "PUT", "/v1/nodes/" + id + "/states/provision", "1.87", map[string]any{"target": "service"}, 400, "The requested action \"service\" can not be performed on node \"" + id + "\" while it is in state \"enroll\"."},
 		{"clean not in enroll", "PUT", "/v1/nodes/" + id + "/states/provision", latest, map[string]any{"target": "clean", "clean_steps": []any{}}, 400, "The requested action \"clean\" can not be performed on node \"" + id + "\" while it is in state \"enroll\"."},
 		{"verb too new", "PUT", "/v1/nodes/" + id + "/states/provision", "1.5", map[string]any{"target": "inspect"}, 406, "Request not acceptable."},
 		{"manage too new", "PUT", "/v1/nodes/" + id + "/states/provision", "1.3", map[string]any{"target": "manage"}, 406, "Request not acceptable."},

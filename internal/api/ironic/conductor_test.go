@@ -2,7 +2,10 @@ package ironic
 
 import (
 	"context"
+	"errors"
+	"hash/fnv"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,6 +50,13 @@ func realConductorClient(t *testing.T) (*gophercloud.ServiceClient, *sql.DB) {
 // is released, as a client waits before the next action.
 func waitState(t *testing.T, client *gophercloud.ServiceClient, db *sql.DB, id, want string) *nodes.Node {
 	t.Helper()
+	return waitStateTarget(t, client, db, id, want, "")
+}
+
+// waitStateTarget is waitState for a state that keeps a target (a failed
+// manual cleaning, a hold).
+func waitStateTarget(t *testing.T, client *gophercloud.ServiceClient, db *sql.DB, id, want, target string) *nodes.Node {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		n, err := nodes.Get(t.Context(), client, id).Extract()
@@ -57,7 +67,7 @@ func waitState(t *testing.T, client *gophercloud.ServiceClient, db *sql.DB, id, 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n.ProvisionState == want && n.TargetProvisionState == "" && stored.Reservation == "" {
+		if n.ProvisionState == want && n.TargetProvisionState == target && stored.Reservation == "" {
 			return n
 		}
 		if time.Now().After(deadline) {
@@ -345,7 +355,7 @@ func TestRealConductor_ManualClean(t *testing.T) {
 	if err := clean(n.UUID, nodes.CleanStep{Interface: nodes.InterfaceDeploy, Step: "erase_devices"}); err != nil {
 		t.Fatal(err)
 	}
-	got := waitState(t, client, db, n.UUID, "clean failed")
+	got := waitStateTarget(t, client, db, n.UUID, "clean failed", "manageable")
 	want := "Cannot clean node " + n.UUID + ": node does not support this clean step: {'interface': 'deploy', 'step': 'erase_devices'}"
 	if got.LastError != want {
 		t.Errorf("last_error %q, want %q", got.LastError, want)
@@ -354,4 +364,212 @@ func TestRealConductor_ManualClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, client, db, n.UUID, "manageable")
+}
+
+// Servicing through the API with ferro's conductor, as a client sees it:
+// a hold step shows service hold with the step in service_step (1.87),
+// unhold (1.85) runs the rest, abort in service wait returns to active.
+func TestRealConductor_ServiceHoldUnholdAbort(t *testing.T) {
+	client, db := realConductorClient(t)
+	ctx := t.Context()
+	n, err := nodes.Create(ctx, client, nodes.CreateOpts{Name: "serve-me", Driver: "fake-hardware",
+		DeployInterface: "fake", VendorInterface: "fake"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		target nodes.TargetProvisionState
+		state  string
+	}{{nodes.TargetManage, "manageable"}, {nodes.TargetProvide, "available"}, {nodes.TargetActive, "active"}} {
+		if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: step.target}).ExtractErr(); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, client, db, n.UUID, step.state)
+	}
+	service := func(steps ...nodes.ServiceStep) {
+		t.Helper()
+		if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetService, ServiceSteps: steps}).ExtractErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	service(nodes.ServiceStep{Interface: nodes.InterfaceDeploy, Step: "hold"},
+		nodes.ServiceStep{Interface: "vendor", Step: "log_passthrough"})
+	got := waitStateTarget(t, client, db, n.UUID, "service hold", "active")
+	if got.ServiceStep["step"] != "hold" {
+		t.Errorf("in service hold: service_step %v", got.ServiceStep)
+	}
+	if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetUnhold}).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitState(t, client, db, n.UUID, "active"); len(got.ServiceStep) != 0 || got.LastError != "" {
+		t.Errorf("after unhold: service_step %v, last_error %q", got.ServiceStep, got.LastError)
+	}
+
+	service(nodes.ServiceStep{Interface: nodes.InterfaceDeploy, Step: "wait"})
+	waitStateTarget(t, client, db, n.UUID, "service wait", "active")
+	if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetAbort}).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	got = waitState(t, client, db, n.UUID, "active")
+	if want := `By request, the service operation was aborted during or after the completion of step "deploy.wait"`; got.LastError != want {
+		t.Errorf("after abort: last_error %q", got.LastError)
+	}
+	// A wait with seconds pauses under the lock and goes on.
+	service(nodes.ServiceStep{Interface: nodes.InterfaceDeploy, Step: "wait", Args: map[string]any{"seconds": 0}},
+		nodes.ServiceStep{Interface: nodes.InterfacePower, Step: "power_off"})
+	if got := waitState(t, client, db, n.UUID, "active"); got.PowerState != "power off" || got.LastError != "" {
+		t.Errorf("after wait and power_off: power %q, last_error %q", got.PowerState, got.LastError)
+	}
+	// Before 1.87 the field is not shown.
+	client.Microversion = "1.86"
+	if got, _ := nodes.Get(ctx, client, n.UUID).Extract(); got.ServiceStep != nil {
+		t.Errorf("1.86 shows service_step %v", got.ServiceStep)
+	}
+}
+
+// The conductor a node view names is hashed as hash/fnv hashes it.
+func TestFNV1a_SameAsHashFNV(t *testing.T) {
+	for _, c := range [][2]string{{"", ""}, {"conductor-1", "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"}, {"h\x00st", "é"}} {
+		f := fnv.New64a()
+		f.Write([]byte(c[0]))
+		f.Write([]byte{0})
+		f.Write([]byte(c[1]))
+		if got := fnv1a(fnv1a(fnv1a(fnvOffset64, c[0]), "\x00"), c[1]); got != f.Sum64() {
+			t.Errorf("%q, %q: %x, hash/fnv %x", c[0], c[1], got, f.Sum64())
+		}
+	}
+}
+
+// provisionRaw sends a provision request body as is at a version and
+// returns the status and the faultstring of an error.
+func provisionRaw(t *testing.T, client *gophercloud.ServiceClient, id, version string, body map[string]any) (int, string) {
+	t.Helper()
+	was := client.Microversion
+	client.Microversion = version
+	defer func() { client.Microversion = was }()
+	r, err := client.Put(t.Context(), client.ServiceURL("nodes", id, "states", "provision"), body, nil, &gophercloud.RequestOpts{
+		OkCodes: []int{http.StatusAccepted},
+	})
+	var e gophercloud.ErrUnexpectedResponseCode
+	if err != nil && errors.As(err, &e) {
+		fault, _ := resp{body: e.Body}.fault(t)["faultstring"].(string)
+		return e.Actual, fault
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.StatusCode, ""
+}
+
+// A deployment with deploy steps through the API with ferro's conductor:
+// a hold step shows deploy hold with the step in deploy_step, unhold
+// (1.85) goes to wait call-back, abort there is 406 below 1.110 and ends
+// in deploy failed from 1.110, without cleaning; a wait step without
+// seconds goes to wait call-back at once. Bad deploy_steps are Ironic's
+// 400 (406 below 1.69) and change nothing; no deploy_steps deploys as
+// before.
+func TestRealConductor_DeployStepsHoldUnholdAbort(t *testing.T) {
+	client, db := realConductorClient(t)
+	ctx := t.Context()
+	n, err := nodes.Create(ctx, client, nodes.CreateOpts{Name: "deploy-steps", Driver: "fake-hardware", DeployInterface: "fake"}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		target nodes.TargetProvisionState
+		state  string
+	}{{nodes.TargetManage, "manageable"}, {nodes.TargetProvide, "available"}} {
+		if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: step.target}).ExtractErr(); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, client, db, n.UUID, step.state)
+	}
+	hold := map[string]any{"interface": "deploy", "step": "hold", "priority": 50, "args": map[string]any{}}
+	for _, tc := range []struct {
+		name    string
+		version string
+		body    map[string]any
+		status  int
+		want    string
+	}{
+		{"not a list", "1.110", map[string]any{"target": "active", "deploy_steps": "hold"}, 400,
+			"Expected types <class 'NoneType'>, <class 'list'> for deploy_steps: hold"},
+		{"below 1.69", "1.68", map[string]any{"target": "active", "deploy_steps": []any{hold}}, 406,
+			"The minimal required API version should be 1.69"},
+		{"the deploy alias", "1.110", map[string]any{"target": "deploy", "deploy_steps": []any{hold}}, 400,
+			`"deploy_steps" is only valid when setting target provision state to active or rebuild`},
+		{"no priority", "1.110", map[string]any{"target": "active", "deploy_steps": []any{
+			map[string]any{"interface": "deploy", "step": "hold", "args": map[string]any{}}}}, 400,
+			"Invalid deploy_steps: 'priority' is a required property"},
+		{"no args", "1.110", map[string]any{"target": "active", "deploy_steps": []any{
+			map[string]any{"interface": "deploy", "step": "hold", "priority": 1}}}, 400,
+			"Invalid deploy_steps: 'args' is a required property"},
+		{"unknown interface", "1.110", map[string]any{"target": "active", "deploy_steps": []any{
+			map[string]any{"interface": "boot", "step": "hold", "priority": 1, "args": map[string]any{}}}}, 400,
+			"Invalid deploy_steps: 'boot' is not one of ['vendor', 'power', 'management', 'firmware', 'deploy', 'bios', 'raid']"},
+		{"negative priority", "1.110", map[string]any{"target": "active", "deploy_steps": []any{
+			map[string]any{"interface": "deploy", "step": "hold", "priority": -1, "args": map[string]any{}}}}, 400,
+			"Invalid deploy_steps: -1 is not valid under any of the given schemas"},
+		{"core step overridden", "1.110", map[string]any{"target": "active", "deploy_steps": []any{
+			map[string]any{"interface": "deploy", "step": "deploy", "priority": 10, "args": map[string]any{}}}}, 400,
+			"Failed to validate deploy or power info for node " + n.UUID + `: Validation of deploy steps from "deploy steps" argument failed.deploy step deploy on interface deploy is a core step`},
+	} {
+		status, body := provisionRaw(t, client, n.UUID, tc.version, tc.body)
+		if status != tc.status || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d %s, want %d with %s", tc.name, status, body, tc.status, tc.want)
+		}
+		if got := waitState(t, client, db, n.UUID, "available"); got.LastError != "" || len(got.DeployStep) != 0 {
+			t.Errorf("%s: changed the node: last_error %q, deploy_step %v", tc.name, got.LastError, got.DeployStep)
+		}
+	}
+
+	if status, body := provisionRaw(t, client, n.UUID, "1.110", map[string]any{"target": "active", "deploy_steps": []any{hold}}); status != http.StatusAccepted {
+		t.Fatalf("deploy with a hold: %d %s", status, body)
+	}
+	got := waitStateTarget(t, client, db, n.UUID, "deploy hold", "active")
+	if got.DeployStep["step"] != "hold" {
+		t.Errorf("in deploy hold: deploy_step %v", got.DeployStep)
+	}
+	client.Microversion = "1.85"
+	if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetUnhold}).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitStateTarget(t, client, db, n.UUID, "wait call-back", "active")
+	client.Microversion = "1.109"
+	err = nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetAbort}).ExtractErr()
+	if !gophercloud.ResponseCodeIs(err, http.StatusNotAcceptable) {
+		t.Errorf("abort in wait call-back at 1.109: %v, want 406", err)
+	}
+	if got := waitStateTarget(t, client, db, n.UUID, "wait call-back", "active"); got.LastError != "" {
+		t.Errorf("refused abort: last_error %q", got.LastError)
+	}
+	client.Microversion = "1.110"
+	if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetAbort}).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	got = waitStateTarget(t, client, db, n.UUID, "deploy failed", "active")
+	if want := `By request, the deploy operation was aborted during or after the completion of step "deploy.hold"`; got.LastError != want || len(got.DeployStep) != 0 {
+		t.Errorf("after abort: last_error %q, deploy_step %v", got.LastError, got.DeployStep)
+	}
+
+	// A wait step without seconds: wait call-back at once.
+	if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetActive,
+		DeploySteps: []nodes.DeployStep{{Interface: nodes.InterfaceDeploy, Step: "wait", Priority: 150, Args: map[string]any{}}}}).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitStateTarget(t, client, db, n.UUID, "wait call-back", "active"); got.DeployStep["step"] != "wait" {
+		t.Errorf("in wait call-back: deploy_step %v", got.DeployStep)
+	}
+	if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetAbort}).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitStateTarget(t, client, db, n.UUID, "deploy failed", "active")
+
+	// No deploy_steps: straight to active, as before.
+	if err := nodes.ChangeProvisionState(ctx, client, n.UUID, nodes.ProvisionStateOpts{Target: nodes.TargetActive}).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitState(t, client, db, n.UUID, "active"); got.LastError != "" || len(got.DeployStep) != 0 {
+		t.Errorf("plain deploy: last_error %q, deploy_step %v", got.LastError, got.DeployStep)
+	}
 }

@@ -2,7 +2,6 @@ package ironic
 
 import (
 	"context"
-	"hash/fnv"
 	"net/http"
 	"slices"
 	"strings"
@@ -63,15 +62,26 @@ func (c *conductorSnapshot) owner(nodeUUID, group string) string {
 	var best string
 	var bestScore uint64
 	for _, h := range hosts {
-		f := fnv.New64a()
-		f.Write([]byte(h))
-		f.Write([]byte{0})
-		f.Write([]byte(nodeUUID))
-		if sc := f.Sum64(); best == "" || sc > bestScore {
+		// FNV-1a of host, NUL, UUID, as hash/fnv's New64a sums them,
+		// without allocating a hash per node and host of a long list.
+		sc := fnv1a(fnv1a(fnv1a(fnvOffset64, h), "\x00"), nodeUUID)
+		if best == "" || sc > bestScore {
 			best, bestScore = h, sc
 		}
 	}
 	return best
+}
+
+// FNV-1a's 64-bit offset basis and prime.
+const fnvOffset64, fnvPrime64 = 14695981039346656037, 1099511628211
+
+// fnv1a continues the 64-bit FNV-1a hash h over s.
+func fnv1a(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime64
+	}
+	return h
 }
 
 // hostsFor lists the live conductors that run a hardware type. A

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -29,7 +27,10 @@ var deployTemplateResource = describe(&resource[baremetal.DeployTemplate, store.
 		{"uuid", 0, strOf(func(dt *baremetal.DeployTemplate) string { return dt.UUID })},
 		{"name", 0, strOf(func(dt *baremetal.DeployTemplate) string { return dt.Name })},
 		{"steps", 0, func(b []byte, dt *baremetal.DeployTemplate, _ *renderCtx) []byte {
-			return appendDeploySteps(b, dt.Steps)
+			return appendSteps(b, len(dt.Steps), "priority", func(i int) (string, string, baremetal.JSON, int) {
+				st := dt.Steps[i]
+				return st.Interface, st.Step, st.Args, st.Priority
+			})
 		}},
 		{"extra", 0, objOf(func(dt *baremetal.DeployTemplate) baremetal.JSON { return dt.Extra })},
 	}, stampFields(func(dt *baremetal.DeployTemplate) time.Time { return dt.CreatedAt },
@@ -47,9 +48,7 @@ var deployTemplateResource = describe(&resource[baremetal.DeployTemplate, store.
 		return map[string]any{"uuid": dt.UUID, "name": dt.Name, "steps": steps, "extra": emptyIfNil(dt.Extra),
 			"description": nullable(dt.Description)}
 	},
-	check: func(doc map[string]any, dt *baremetal.DeployTemplate, _ writeCtx) error {
-		return checkDeployTemplateDoc(doc, dt)
-	},
+	check:  checkDeployTemplateDoc,
 	uuid:   func(dt *baremetal.DeployTemplate) string { return dt.UUID },
 	setNew: func(dt *baremetal.DeployTemplate, id string, now time.Time) { dt.UUID, dt.CreatedAt = id, now },
 	conflict: func(_ context.Context, _ store.Store, dt *baremetal.DeployTemplate) error {
@@ -60,35 +59,16 @@ var deployTemplateResource = describe(&resource[baremetal.DeployTemplate, store.
 	page: pageOf,
 })
 
-// appendDeploySteps appends a deploy template's steps.
-func appendDeploySteps(b []byte, steps []baremetal.DeployStep) []byte {
-	b = append(b, '[')
-	for i, st := range steps {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		so := newObj(b)
-		so.str("interface", st.Interface)
-		so.str("step", st.Step)
-		so.key("args")
-		so.b = appendObject(so.b, st.Args)
-		so.key("priority")
-		so.b = strconv.AppendInt(so.b, int64(st.Priority), 10)
-		b = so.end()
-	}
-	return append(b, ']')
-}
-
-// deployStepInterfaces are the interfaces a deploy step may name
-// (Ironic's DEPLOYING_INTERFACE_PRIORITY).
-var deployStepInterfaces = []string{"bios", "deploy", "management", "power", "raid"}
-
-var digitsRE = regexp.MustCompile(`^[0-9]+$`)
+// deployStepSchema is Ironic's DEPLOY_STEP_SCHEMA, of deploy templates and
+// deploy_steps: its interfaces are master's DEPLOYING_INTERFACE_PRIORITY,
+// the same list as the clean steps'.
+var deployStepSchema = stepSchema{interfaces: stepInterfaces, number: "priority"}
 
 // checkDeployTemplateDoc validates a document as Ironic's TEMPLATE_SCHEMA
-// and duplicate_steps, and fills dt (the UUID apart).
-func checkDeployTemplateDoc(doc map[string]any, dt *baremetal.DeployTemplate) error {
-	const what = "deploy_template"
+// and duplicate_steps, and fills dt (the UUID apart). A patched document's
+// errors name the "patch" (patched_validate_with_schema).
+func checkDeployTemplateDoc(doc map[string]any, dt *baremetal.DeployTemplate, w writeCtx) error {
+	what := docName(w, "deploy_template")
 	for _, k := range slices.Sorted(maps.Keys(doc)) {
 		switch k {
 		case "description", "extra", "name", "steps", "uuid":
@@ -122,68 +102,16 @@ func checkDeployTemplateDoc(doc map[string]any, dt *baremetal.DeployTemplate) er
 	if id != "" && !isUUIDLike(id) {
 		return invalidInput("uuid", id, "Expected a UUID but received "+id+".")
 	}
-	raw, ok := doc["steps"].([]any)
-	if !ok {
-		return schemaError(what, "%s is not of type 'array'", pyRepr(doc["steps"]))
+	checked, err := deployStepSchema.check(schemaErrorFor(what), doc["steps"])
+	if err != nil {
+		return err
 	}
-	if len(raw) == 0 {
-		return schemaError(what, "[] is too short")
+	if err := duplicateSteps(checked); err != nil {
+		return err
 	}
-	steps := make([]baremetal.DeployStep, 0, len(raw))
-	seen := map[string]bool{}
-	var dups []string
-	for _, r := range raw {
-		m, ok := r.(map[string]any)
-		if !ok {
-			return schemaError(what, "%s is not of type 'object'", pyRepr(r))
-		}
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if k != "args" && k != "interface" && k != "priority" && k != "step" {
-				return schemaError(what, "Additional properties are not allowed (%s was unexpected)", pyRepr(k))
-			}
-		}
-		for _, k := range []string{"interface", "step", "args", "priority"} {
-			if _, ok := m[k]; !ok {
-				return schemaError(what, "%s is a required property", pyRepr(k))
-			}
-		}
-		args, ok := m["args"].(map[string]any)
-		if !ok {
-			return schemaError(what, "%s is not of type 'object'", pyRepr(m["args"]))
-		}
-		iface, ok := m["interface"].(string)
-		if !ok || !slices.Contains(deployStepInterfaces, iface) {
-			return schemaError(what, "%s is not one of %s", pyRepr(m["interface"]), pyRepr(anySlice(deployStepInterfaces)))
-		}
-		step, ok := m["step"].(string)
-		if !ok || step == "" {
-			return schemaError(what, "%s is too short", pyRepr(m["step"]))
-		}
-		prio := -1
-		switch p := m["priority"].(type) {
-		case json.Number:
-			if n, err := p.Int64(); err == nil && n >= 0 && n <= 1<<31-1 {
-				prio = int(n)
-			}
-		case string:
-			if digitsRE.MatchString(p) {
-				if n, err := strconv.Atoi(p); err == nil {
-					prio = n
-				}
-			}
-		}
-		if prio < 0 {
-			return schemaError(what, "%s is not valid under any of the given schemas", pyRepr(m["priority"]))
-		}
-		key := "interface: " + iface + ", step: " + step
-		if seen[key] && !slices.Contains(dups, key) {
-			dups = append(dups, key)
-		}
-		seen[key] = true
-		steps = append(steps, baremetal.DeployStep{Interface: iface, Step: step, Args: args, Priority: prio})
-	}
-	if len(dups) > 0 {
-		return badRequest("Deploy template invalid: Duplicate deploy steps. A deploy template cannot have multiple deploy steps with the same interface and step. Duplicates: %s.", strings.Join(dups, "; "))
+	steps := make([]baremetal.DeployStep, len(checked))
+	for i, st := range checked {
+		steps[i] = baremetal.DeployStep{Interface: st.iface, Step: st.step, Args: st.args, Priority: st.number}
 	}
 	dt.Name = name
 	dt.Steps = steps

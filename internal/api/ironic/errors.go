@@ -96,6 +96,8 @@ func errorFor(err error) *apiError {
 		return newError(http.StatusForbidden, "%s", trimSentinel(err, conductor.ErrNodeProtected))
 	case errors.Is(err, conductor.ErrUnsupportedVerb):
 		return badRequest("%s", sentence(trimSentinel(err, conductor.ErrUnsupportedVerb)))
+	case errors.Is(err, conductor.ErrRunbookNotFound):
+		return notFound("%s", trimSentinel(err, conductor.ErrRunbookNotFound))
 	case errors.Is(err, conductor.ErrNoFreeWorker):
 		return newError(http.StatusServiceUnavailable,
 			"Requested action cannot be performed due to lack of free conductor workers.")

@@ -122,6 +122,16 @@ func (f *fakeConductor) DoProvisionAction(ctx context.Context, ident, target str
 	})
 }
 
+// DoNodeDeploy records the steps and runs the deployment as DoProvisionAction.
+func (f *fakeConductor) DoNodeDeploy(ctx context.Context, ident, verb string, steps []baremetal.DeployStep) error {
+	if len(steps) > 0 {
+		if err := f.record("deploy steps %s %v", ident, steps); err != nil {
+			return err
+		}
+	}
+	return f.DoProvisionAction(ctx, ident, verb)
+}
+
 // DoNodeClean records the steps and runs manual cleaning to manageable.
 func (f *fakeConductor) DoNodeClean(ctx context.Context, ident string, steps []conductor.CleanStep) error {
 	if err := f.record("clean %s %v", ident, steps); err != nil {
@@ -132,6 +142,20 @@ func (f *fakeConductor) DoNodeClean(ctx context.Context, ident string, steps []c
 			return fmt.Errorf("%w: manual clean from %s", conductor.ErrInvalidState, n.ProvisionState)
 		}
 		n.ProvisionState = states.Manageable
+		return tx.UpdateNode(ctx, n)
+	})
+}
+
+// DoNodeService records the steps and runs servicing back to active.
+func (f *fakeConductor) DoNodeService(ctx context.Context, ident string, steps []conductor.CleanStep, disableRamdisk bool) error {
+	if err := f.record("service %s %v disable_ramdisk=%v", ident, steps, disableRamdisk); err != nil {
+		return err
+	}
+	return f.WithNodeLock(ctx, ident, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
+		if !states.Can(n.ProvisionState, states.EventService) {
+			return fmt.Errorf("%w: service from %s", conductor.ErrInvalidState, n.ProvisionState)
+		}
+		n.ProvisionState = states.Active
 		return tx.UpdateNode(ctx, n)
 	})
 }

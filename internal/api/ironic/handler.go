@@ -35,8 +35,13 @@ type Conductor interface {
 	// driver.ErrUnsupported → 400 UnsupportedDriverExtension; ErrNodeLocked → 409; conductor.ErrNoFreeWorker/ErrShuttingDown → 503),
 	// then continues asynchronously. The API answers 202.
 	DoProvisionAction(ctx context.Context, ident, target string) error
+	// DoNodeDeploy starts a deployment (verb "active") or a rebuild with the user's deploy steps, which the API
+	// validated against Ironic's schema (nil: none); errors as DoProvisionAction.
+	DoNodeDeploy(ctx context.Context, ident, verb string, steps []baremetal.DeployStep) error
 	// DoNodeClean starts manual cleaning with steps the API validated against Ironic's schema; errors as DoProvisionAction.
 	DoNodeClean(ctx context.Context, ident string, steps []conductor.CleanStep) error
+	// DoNodeService starts servicing an active node (1.87) with steps the API validated; errors as DoProvisionAction.
+	DoNodeService(ctx context.Context, ident string, steps []conductor.CleanStep, disableRamdisk bool) error
 	ChangePowerState(ctx context.Context, ident, target string, timeout time.Duration) error // "power on", "power off", "rebooting"; async after validation; API 202
 	SetBootDevice(ctx context.Context, ident, device string, persistent bool) error
 	GetBootDevice(ctx context.Context, ident string) (device string, persistent bool, err error)

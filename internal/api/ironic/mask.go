@@ -44,6 +44,9 @@ func isSecretKey(k string) bool {
 		}
 	}
 	v := namesSecret(k)
+	// k may share the memory of a stored node body (appendStored): the
+	// cache keeps a copy, not the body.
+	k = strings.Clone(k)
 	var next map[string]bool
 	if cur == nil || len(*cur) >= 4096 {
 		next = map[string]bool{k: v}

@@ -282,20 +282,43 @@ func TestNodeVmedia(t *testing.T) {
 	}
 }
 
-// unhold (1.85) and service (1.87) are refused below their versions
-// (406); from them, ferro does not run them (400), and service_steps
-// belong to service only.
+// unhold (1.85) and service (1.87): Ironic checks the state machine
+// first (400 in a state that does not take the verb, at any version),
+// then the version (406), and service_steps belong to service only.
 func TestProvisionVerbs_UnholdAndService(t *testing.T) {
 	e := newEnv(t)
 	n := e.createNode(map[string]any{})
-	path := "/v1/nodes/" + str(n, "uuid") + "/states/provision"
+	id := str(n, "uuid")
+	path := "/v1/nodes/" + id + "/states/provision"
+	steps := []any{map[string]any{"interface": "vendor", "step": "log_passthrough"}}
 	for _, tc := range []struct {
-		verb string
-		min  int
-	}{{"unhold", v85UnholdVerb}, {"service", v87Service}} {
-		e.must(406, "PUT", path, minorVersion(tc.min-1), map[string]any{"target": tc.verb})
-		e.must(400, "PUT", path, minorVersion(tc.min), map[string]any{"target": tc.verb})
+		verb, state string
+		min         int
+		body        map[string]any
+	}{
+		{"unhold", "clean hold", v85UnholdVerb, map[string]any{"target": "unhold"}},
+		{"unhold", "deploy hold", v85UnholdVerb, map[string]any{"target": "unhold"}},
+		{"unhold", "service hold", v85UnholdVerb, map[string]any{"target": "unhold"}},
+		{"service", "active", v87Service, map[string]any{"target": "service", "service_steps": steps}},
+	} {
+		e.setState(id, "enroll")
+		r := e.must(400, "PUT", path, minorVersion(tc.min-1), tc.body)
+		if got, want := str(r.fault(t), "faultstring"), "The requested action \""+tc.verb+"\" can not be performed on node \""+id+"\" while it is in state \"enroll\"."; got != want {
+			t.Errorf("%s in enroll: %q", tc.verb, got)
+		}
+		e.setState(id, tc.state)
+		e.must(406, "PUT", path, minorVersion(tc.min-1), tc.body)
+		if got, _ := e.store.GetNode(t.Context(), id); got.ProvisionState != tc.state {
+			t.Errorf("%s refused at %s, but the node went to %s", tc.verb, minorVersion(tc.min-1), got.ProvisionState)
+		}
+		e.must(202, "PUT", path, minorVersion(tc.min), tc.body)
 	}
+	want := []string{"provision " + id + " unhold", "provision " + id + " unhold", "provision " + id + " unhold",
+		"service " + id + " [{'interface': 'vendor', 'step': 'log_passthrough'}] disable_ramdisk=false"}
+	if d := cmp.Diff(want, e.cond.Calls()); d != "" {
+		t.Errorf("calls (-want +got):\n%s", d)
+	}
+	e.setState(id, "enroll")
 	r := e.must(400, "PUT", path, "1.87", map[string]any{"target": "manage", "service_steps": []any{map[string]any{"interface": "bios", "step": "apply_configuration"}}})
 	if got := str(r.fault(t), "faultstring"); got != "\"service_steps\" is only valid when setting target provision state to service" {
 		t.Errorf("service_steps with manage: %q", got)

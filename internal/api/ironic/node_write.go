@@ -420,7 +420,7 @@ func validNameMessage(ident string) string {
 var updateAllowedStates = []string{
 	states.DeployFailed, states.Inspecting, states.InspectFailed, states.InspectWait,
 	states.CleanFailed, states.Error, states.Verifying, "adopt failed", "rescue failed",
-	"unrescue failed", "service failed",
+	"unrescue failed", "service failed", states.ServiceHold,
 }
 
 // nodePatchDoc is the node as the JSON document a PATCH applies to: the

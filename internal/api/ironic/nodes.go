@@ -36,9 +36,19 @@ var nodeResource = describe(&resource[baremetal.Node, store.NodeFilter]{
 	parents:    []parentList{{"chassis/{chassis}", 0}},
 	ownWrites:  true,
 	uuid:       func(n *baremetal.Node) string { return n.UUID },
-	storeOps:   storeOps[baremetal.Node, store.NodeFilter]{get: store.Store.GetNode, list: store.Store.ListNodes},
+	storeOps:   storeOps[baremetal.Node, store.NodeFilter]{get: store.Store.GetNode, list: listNodesToRender},
 	page:       func(f *store.NodeFilter) *store.Page { return &f.Page },
+	memo:       func(n *baremetal.Node) *baremetal.Memo { return n.Memo },
+	live:       "conductor",
 })
+
+// listNodesToRender is the node list's read: its nodes are only rendered,
+// so their free-form fields may stay the JSON text stored (KeepJSON),
+// which the view writes as it would write the decoded objects.
+func listNodesToRender(s store.Store, ctx context.Context, f store.NodeFilter) ([]*baremetal.Node, error) {
+	f.KeepJSON = true
+	return s.ListNodes(ctx, f)
+}
 
 // lookupNode resolves a node by UUID or name as Ironic's get_rpc_node:
 // names need 1.5, and a malformed identifier is a 400.

@@ -3,6 +3,7 @@ package ironic
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -141,4 +142,60 @@ func FuzzApplyPatch(f *testing.F) {
 			t.Fatalf("applyPatch changed its source document:\n%s", d)
 		}
 	})
+}
+
+// Ironic 1.98 unescapes the top segment of a PATCH path before checking
+// it is patchable; the escapes themselves never pass args.patch's path
+// pattern, so nodes, ports and the rest refuse them at 1.97 and 1.98
+// alike, and allocations (whose schema takes any path) reach keys with '~'
+// and '/' at both.
+func TestPatch_EscapedKeysAsIronicMaster(t *testing.T) {
+	e := newEnv(t)
+	n := e.createNode(map[string]any{"name": "esc"})
+	port := str(e.must(201, "POST", "/v1/ports", latest, map[string]any{"node_uuid": str(n, "uuid"), "address": "52:54:00:00:20:01"}).json(t), "uuid")
+	e.must(201, "POST", "/v1/allocations", latest, map[string]any{"resource_class": "x", "name": "esc-alloc"})
+
+	before := e.snapshot()
+	for _, v := range []string{"1.97", "1.98", "1.115"} {
+		for _, path := range []string{"/v1/nodes/esc", "/v1/ports/" + port} {
+			for _, p := range []string{"/extra/a~1b", "/extra/c~0d", "/ex~0tra"} {
+				f := e.must(400, "PATCH", path, v, []map[string]any{{"op": "add", "path": p, "value": 1}}).fault(t)
+				if want := "Schema error for patch: '" + p + `' does not match '^(/[\\w-]+)+$'`; f["faultstring"] != want {
+					t.Errorf("%s %s %s: %v, want %s", v, path, p, f["faultstring"], want)
+				}
+			}
+		}
+		for _, c := range []struct{ path, want string }{
+			{"/extra/a~2b", "Couldn't apply patch '{'op': 'add', 'path': '/extra/a~2b', 'value': 1}'. Reason: Found invalid escape ~2"},
+			{"/extra/a~", "Couldn't apply patch '{'op': 'add', 'path': '/extra/a~', 'value': 1}'. Reason: Found invalid escape ~"},
+			{"/ex~1tra", "Cannot patch /ex~1tra. Only the following can be updated: name, extra"},
+			{"extra", "Cannot patch extra. Only the following can be updated: name, extra"},
+		} {
+			f := e.must(400, "PATCH", "/v1/allocations/esc-alloc", v, []map[string]any{{"op": "add", "path": c.path, "value": 1}}).fault(t)
+			if f["faultstring"] != c.want {
+				t.Errorf("%s allocation %s: %v, want %s", v, c.path, f["faultstring"], c.want)
+			}
+		}
+	}
+	if d := cmp.Diff(before, e.snapshot()); d != "" {
+		t.Fatalf("refused patches changed the store:\n%s", d)
+	}
+
+	for i, v := range []string{"1.97", "1.98"} {
+		got := e.must(200, "PATCH", "/v1/allocations/esc-alloc", v, []map[string]any{
+			{"op": "add", "path": "/extra/a~1b", "value": i},
+			{"op": "add", "path": "/extra/~0c~01", "value": i},
+		}).json(t)["extra"]
+		if d := cmp.Diff(map[string]any{"a/b": json.Number(strconv.Itoa(i)), "~c~1": json.Number(strconv.Itoa(i))}, got); d != "" {
+			t.Errorf("%s: extra (-want +got):\n%s", v, d)
+		}
+	}
+
+	// args.patch's pattern is Python's: letters of any script pass, and
+	// so does a final newline ($ matches before it).
+	got := e.must(200, "PATCH", "/v1/nodes/esc", "1.98", []map[string]any{{"op": "add", "path": "/extra/café_Ⅻ", "value": "x"},
+		{"op": "add", "path": "/extra/nl\n", "value": "y"}}).json(t)["extra"]
+	if d := cmp.Diff(map[string]any{"café_Ⅻ": "x", "nl\n": "y"}, got); d != "" {
+		t.Errorf("unicode key (-want +got):\n%s", d)
+	}
 }

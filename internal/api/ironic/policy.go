@@ -54,8 +54,9 @@ func (s *server) authorize(rq *request, route auth.Route) error {
 	switch route.Target {
 	case auth.TargetNone, auth.TargetList:
 		return forbidden(route.Rule)
-	case auth.TargetBodyNode:
-		// The handler checks the rule on the node of the body (authorizeRefs).
+	case auth.TargetBodyNode, auth.TargetRunbook:
+		// The handler checks the rule on the node of the body
+		// (authorizeRefs), or on the runbook it reads.
 		return nil
 	}
 	t, hidden, err := s.policyTarget(rq, route.Target)

@@ -1,9 +1,7 @@
 package ironic
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -50,17 +48,7 @@ func TestNodePatchRules(t *testing.T) {
 // asPersona sends a request with credentials, as the auth middleware would.
 func (e *env) asPersona(c *auth.Credentials, method, path string, body any) resp {
 	e.t.Helper()
-	var b []byte
-	if body != nil {
-		b, _ = json.Marshal(body)
-	}
-	req := httptest.NewRequest(method, path, strings.NewReader(string(b)))
-	req.Header.Set("X-OpenStack-Ironic-API-Version", latest)
-	req.Header.Set("Content-Type", "application/json")
-	req = req.WithContext(auth.NewContext(req.Context(), c))
-	rec := httptest.NewRecorder()
-	e.h.ServeHTTP(rec, req)
-	return resp{code: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	return e.asPersonaAt(c, latest, method, path, body)
 }
 
 // TestNodeView_Redaction: fields a project caller's rules do not cover are

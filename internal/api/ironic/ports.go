@@ -26,7 +26,7 @@ var portFields = append(headFields(func(p *baremetal.Port) string { return p.UUI
 		{"extra", 0, objOf(func(p *baremetal.Port) baremetal.JSON { return p.Extra })},
 		{"internal_info", v18PortInternalInfo, objOf(func(p *baremetal.Port) baremetal.JSON { return p.InternalInfo })},
 		{"is_smartnic", v53SmartNIC, boolOf(func(p *baremetal.Port) bool { return p.IsSmartNIC })},
-		{"local_link_connection", v19PortAdvancedNet, objOf(func(p *baremetal.Port) baremetal.JSON { return p.LocalLinkConnection })},
+		{"local_link_connection", v19PortAdvancedNet, llcView},
 		{"physical_network", v34PortPhysicalNetwork, nullStrOf(func(p *baremetal.Port) string { return p.PhysicalNetwork })},
 		{"pxe_enabled", v19PortAdvancedNet, boolOf(func(p *baremetal.Port) bool { return p.PXEEnabled })},
 		{"node_uuid", 0, nullStrOf(func(p *baremetal.Port) string { return p.NodeUUID })},
@@ -402,6 +402,11 @@ func checkPortDoc(doc map[string]any, p *baremetal.Port, w writeCtx) error {
 		if _, ok := llc["network_type"]; ok && minor < v64NetworkType {
 			return notAcceptable()
 		}
+		// Ironic gates the OVN VTEP members on create only: a PATCH
+		// may set them at any version.
+		if _, ok := llc[vtepLogical]; ok && create && !vtepAllowed(minor) {
+			return notAcceptable()
+		}
 	}
 	if create {
 		for k, m := range portGated {
@@ -459,45 +464,6 @@ func pyTypeName(v any) string {
 		return "<class 'float'>"
 	}
 	return "<class 'int'>"
-}
-
-// validateLocalLink checks local_link_connection as Ironic's
-// LOCAL_LINK_CONN_SCHEMA and normalises switch_id.
-func validateLocalLink(llc map[string]any) error {
-	bad := func(msg string) error { return invalidInput("local_link_connection", llc, msg) }
-	for k, v := range llc {
-		switch k {
-		case "port_id", "switch_id", "hostname", "switch_info":
-			if _, ok := v.(string); !ok {
-				return bad(pyRepr(v) + " is not of type 'string'")
-			}
-		case "network_type":
-			if v != "managed" && v != "unmanaged" {
-				return bad(pyRepr(v) + " is not one of ['managed', 'unmanaged']")
-			}
-		default:
-			return bad("Additional properties are not allowed (" + pyRepr(k) + " was unexpected)")
-		}
-	}
-	has := func(k string) bool { _, ok := llc[k]; return ok }
-	switch {
-	case len(llc) == 0:
-	case has("port_id") && has("switch_id"):
-	case has("port_id") && has("hostname"):
-	case llc["network_type"] == "unmanaged":
-	default:
-		return bad("local_link_connection must contain port_id and switch_id, or port_id and hostname (Smart NIC), or network_type unmanaged")
-	}
-	if sw, ok := llc["switch_id"].(string); ok {
-		if mac, ok := inventory.NormalizeMAC(sw); ok {
-			llc["switch_id"] = mac
-		} else if isDatapathID(sw) {
-			llc["switch_id"] = strings.ToLower(sw)
-		} else {
-			return badRequest("Expected a MAC address or OpenFlow datapath ID but received %s.", sw)
-		}
-	}
-	return nil
 }
 
 func isAPIError(err error) bool {

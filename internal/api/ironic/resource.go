@@ -55,6 +55,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ferrometal/ferro/internal/auth"
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/store"
 )
@@ -111,6 +112,10 @@ type resource[E, F any] struct {
 	// fieldError words an unknown name in ?fields= (nil: Ironic's common
 	// 'Field(s) "x" are not valid').
 	fieldError func(name string) *apiError
+	// unknownBelow: ?fields= naming a field newer than the request is a
+	// field that is not there (400), not a 406: Ironic's runbook view
+	// simply lacks its 1.112 fields below 1.112.
+	unknownBelow bool
 
 	invalidSort []string
 	sortColumns sortColumns // what Ironic sorts on (sortkeys.go); nil: the store decides
@@ -138,6 +143,11 @@ type resource[E, F any] struct {
 	// buffered: a list is sent in one piece (with a Content-Length) however
 	// long, not streamed.
 	buffered bool
+	// memo, when set, is where an item read for rendering only keeps its
+	// rendered full views (nil: nowhere), and live names the field
+	// rendered anew into a kept view every time (viewMemo).
+	memo func(v *E) *baremetal.Memo
+	live string
 
 	internal  []string // what a PATCH may not touch
 	mandatory []string // what a PATCH may not remove
@@ -170,6 +180,10 @@ type resource[E, F any] struct {
 	// patchGate refuses a PATCH before the item is read (fields the
 	// microversion does not have).
 	patchGate func(rq *request, ops []patchOp) error
+	// itemCheck, when set, runs on the item a GET, PATCH (ops) or DELETE
+	// has read, before anything else is done with it: the route's rule
+	// against the item's own owner (check_runbook_policy_and_retrieve).
+	itemCheck func(rq *request, v *E, ops []patchOp) error
 	// reread: a create or PATCH answers with the item as stored, not as
 	// written (the store fills in defaults and timestamps).
 	reread bool
@@ -354,8 +368,9 @@ func (p *listParam[E, F]) apply(q *listQuery[E, F]) error {
 type writeCtx struct {
 	minor  int
 	create bool
-	doc    map[string]any // a create's document
-	ops    []patchOp      // a PATCH's operations
+	creds  *auth.Credentials // the caller, nil without an auth layer
+	doc    map[string]any    // a create's document
+	ops    []patchOp         // a PATCH's operations
 }
 
 // gatedWrites are the fields of a table a client may write (in schema)
@@ -400,6 +415,19 @@ func (r *resource[E, F]) storeConflict(ctx context.Context, tx store.Store, v *E
 // appendOne appends v's view: the fields fs selects (nil: all, and the
 // sub-resource links) that the version has, and the links.
 func (r *resource[E, F]) appendOne(b []byte, v *E, rc *renderCtx, fs fieldSet) []byte {
+	if r.memo != nil && fs == nil && !rc.fieldChecks {
+		if m := r.memo(v); m != nil {
+			return r.appendMemo(b, m, v, rc)
+		}
+	}
+	b, _, _ = r.appendView(b, v, rc, fs)
+	return b
+}
+
+// appendView is appendOne without the memo; [live, liveEnd) is where the
+// value of the field r.live is in the bytes appended (0, 0: nowhere).
+func (r *resource[E, F]) appendView(b []byte, v *E, rc *renderCtx, fs fieldSet) (out []byte, live, liveEnd int) {
+	start := len(b)
 	o := newObj(b)
 	for i := range r.fields {
 		f := &r.fields[i]
@@ -407,7 +435,11 @@ func (r *resource[E, F]) appendOne(b []byte, v *E, rc *renderCtx, fs fieldSet) [
 			continue
 		}
 		o.keyed(r.prefixes[i])
+		at := len(o.b)
 		o.b = f.write(o.b, v, rc)
+		if f.name == r.live && r.live != "" {
+			live, liveEnd = at-start, len(o.b)-start
+		}
 	}
 	// Up to ten hrefs share two prefixes: escape base and UUID once.
 	var buf [192]byte
@@ -427,7 +459,7 @@ func (r *resource[E, F]) appendOne(b []byte, v *E, rc *renderCtx, fs fieldSet) [
 			}
 		}
 	}
-	return o.end()
+	return o.end(), live, liveEnd
 }
 
 // versionCheck refuses a request below the resource's version.
@@ -445,7 +477,7 @@ func (r *resource[E, F]) versionCheck(rq *request) error {
 // field is a 400, a field above the request's version a 406.
 func (r *resource[E, F]) checkFields(fields []string, minor int) error {
 	for _, f := range fields {
-		if _, ok := r.fieldMin[f]; !ok {
+		if m, ok := r.fieldMin[f]; !ok || (r.unknownBelow && minor < m) {
 			if r.fieldError != nil {
 				return r.fieldError(f)
 			}
@@ -721,6 +753,11 @@ func (r *resource[E, F]) getHandler(s *server) func(*request) error {
 		if err != nil {
 			return err
 		}
+		if r.itemCheck != nil {
+			if err := r.itemCheck(rq, v, nil); err != nil {
+				return err
+			}
+		}
 		if !r.fieldsBeforeLookup {
 			if fields, err = r.itemFields(rq, a); err != nil {
 				return err
@@ -755,7 +792,7 @@ func (r *resource[E, F]) createHandler(s *server) func(*request) error {
 			}
 		}
 		v := new(E)
-		w := writeCtx{minor: rq.minor, create: true, doc: doc}
+		w := writeCtx{minor: rq.minor, create: true, doc: doc, creds: rq.creds}
 		if err := r.check(doc, v, w); err != nil {
 			return err
 		}
@@ -876,7 +913,7 @@ func (r *resource[E, F]) patchHandler(s *server) func(*request) error {
 			delete(doc, "uuid")
 			nv := new(E)
 			*nv = *old // a shallow copy: check replaces what changes
-			if err := r.check(doc, nv, writeCtx{minor: rq.minor, ops: ops}); err != nil {
+			if err := r.check(doc, nv, writeCtx{minor: rq.minor, ops: ops, creds: rq.creds}); err != nil {
 				return zero, err
 			}
 			return nv, nil
@@ -885,6 +922,11 @@ func (r *resource[E, F]) patchHandler(s *server) func(*request) error {
 		cur, err := r.lookup(rq.ctx(), s.store, id, rq.minor)
 		if err != nil {
 			return err
+		}
+		if r.itemCheck != nil {
+			if err := r.itemCheck(rq, cur, ops); err != nil {
+				return err
+			}
 		}
 		if nv, err := compute(cur); err != nil {
 			return err
@@ -955,6 +997,11 @@ func (r *resource[E, F]) deleteHandler(s *server) func(*request) error {
 		cur, err := r.lookup(rq.ctx(), s.store, id, rq.minor)
 		if err != nil {
 			return err
+		}
+		if r.itemCheck != nil {
+			if err := r.itemCheck(rq, cur, nil); err != nil {
+				return err
+			}
 		}
 		err = r.within(rq.ctx(), s, cur, func(ctx context.Context, tx store.Store, n *baremetal.Node) error {
 			if r.node != nil && !r.anyPower {

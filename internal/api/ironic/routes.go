@@ -77,6 +77,9 @@ func (s *server) routes() {
 	// Deploy templates (1.55).
 	deployTemplateResource.routes(s)
 
+	// Runbooks (1.92, traits 1.112).
+	s.runbookRoutes()
+
 	// Inspection rules (1.96).
 	s.inspectionRuleRoutes()
 

@@ -537,7 +537,7 @@ func TestStates_ManualClean(t *testing.T) {
 		{"no interface", latest, map[string]any{"target": "clean", "clean_steps": []any{map[string]any{"step": "x"}}}, 400, "Invalid clean_steps: 'interface' is a required property"},
 		{"no step", latest, map[string]any{"target": "clean", "clean_steps": []any{map[string]any{"interface": "deploy"}}}, 400, "Invalid clean_steps: 'step' is a required property"},
 		{"unknown interface", latest, map[string]any{"target": "clean", "clean_steps": []any{map[string]any{"interface": "boot", "step": "x"}}}, 400,
-			"Invalid clean_steps: 'boot' is not one of ['vendor', 'power', 'management', 'deploy', 'bios', 'raid']"},
+			"Invalid clean_steps: 'boot' is not one of ['vendor', 'power', 'management', 'firmware', 'deploy', 'bios', 'raid']"},
 		{"empty step name", latest, map[string]any{"target": "clean", "clean_steps": []any{map[string]any{"interface": "deploy", "step": ""}}}, 400, "Invalid clean_steps: '' is too short"},
 		{"step not a string", latest, map[string]any{"target": "clean", "clean_steps": []any{map[string]any{"interface": "deploy", "step": 5}}}, 400, "Invalid clean_steps: 5 is not of type 'string'"},
 		{"args not an object", latest, map[string]any{"target": "clean", "clean_steps": []any{map[string]any{"interface": "deploy", "step": "x", "args": []any{}}}}, 400, "Invalid clean_steps: [] is not of type 'object'"},
@@ -564,6 +564,165 @@ func TestStates_ManualClean(t *testing.T) {
 	e.must(202, "PUT", "/v1/nodes/mc/states/provision", "1.15", map[string]any{"target": "clean",
 		"clean_steps": []any{map[string]any{"interface": "bios", "step": "apply_configuration", "args": map[string]any{"settings": []any{}}}}})
 	want := []string{"clean " + id + " [{'interface': 'bios', 'step': 'apply_configuration', 'args': {'settings': []}}]"}
+	if d := cmp.Diff(want, e.cond.Calls()); d != "" {
+		t.Errorf("calls (-want +got):\n%s", d)
+	}
+}
+
+// Servicing's arguments as Ironic checks them, disable_ramdisk's versions
+// per verb (1.70 clean, 1.108 service), and abort in wait call-back
+// (1.110). Bad input changes nothing and never reaches the conductor.
+func TestStates_ServiceArguments(t *testing.T) {
+	e := newEnv(t)
+	id := str(e.createNode(map[string]any{"name": "sv"}), "uuid")
+	step := map[string]any{"interface": "vendor", "step": "log_passthrough"}
+	service := func(extra map[string]any) map[string]any {
+		b := map[string]any{"target": "service", "service_steps": []any{step}}
+		for k, v := range extra {
+			b[k] = v
+		}
+		return b
+	}
+	tests := []struct {
+		name    string
+		state   string
+		version string
+		body    map[string]any
+		status  int
+		fault   string
+	}{
+		{"no steps", "active", maxVersionString, map[string]any{"target": "service"}, 400, "\"service_steps\" is required when setting target provision state to service"},
+		{"empty steps", "active", maxVersionString, map[string]any{"target": "service", "service_steps": []any{}}, 400, "\"service_steps\" is required when setting target provision state to service"},
+		{"steps not a list", "active", maxVersionString, map[string]any{"target": "service", "service_steps": "x"}, 400, "Invalid service_steps: 'x' is not of type 'array'"},
+		{"unknown interface", "active", maxVersionString, map[string]any{"target": "service", "service_steps": []any{map[string]any{"interface": "network", "step": "x"}}}, 400,
+			"Invalid service_steps: 'network' is not one of ['vendor', 'power', 'management', 'firmware', 'deploy', 'bios', 'raid']"},
+		{"no step", "active", maxVersionString, map[string]any{"target": "service", "service_steps": []any{map[string]any{"interface": "vendor"}}}, 400, "Invalid service_steps: 'step' is a required property"},
+		{"bad order", "active", maxVersionString, map[string]any{"target": "service", "service_steps": []any{map[string]any{"interface": "vendor", "step": "x", "order": "first"}}}, 400,
+			"Invalid service_steps: 'first' is not valid under any of the given schemas"},
+		{"negative order", "active", maxVersionString, map[string]any{"target": "service", "service_steps": []any{map[string]any{"interface": "vendor", "step": "x", "order": -1}}}, 400,
+			"Invalid service_steps: -1 is not valid under any of the given schemas"},
+		{"bad execute_on_child_nodes", "active", maxVersionString, map[string]any{"target": "service", "service_steps": []any{map[string]any{"interface": "vendor", "step": "x", "execute_on_child_nodes": "yes"}}}, 400,
+			"Invalid service_steps: 'yes' is not of type 'boolean'"},
+		{"bad child node", "active", maxVersionString, map[string]any{"target": "service", "service_steps": []any{map[string]any{"interface": "vendor", "step": "x", "execute_on_child_nodes": true, "limit_child_node_execution": []any{"n1"}}}}, 400,
+			"Invalid entry detected for execute_on_child_node parameter in step 'n1'."},
+		{"priority not allowed", "active", maxVersionString, map[string]any{"target": "service", "service_steps": []any{map[string]any{"interface": "vendor", "step": "x", "priority": 1}}}, 400,
+			"Invalid service_steps: Additional properties are not allowed ('priority' was unexpected)"},
+		{"clean_steps with service", "active", maxVersionString, map[string]any{"target": "service", "service_steps": []any{step}, "clean_steps": []any{step}}, 400,
+			"\"clean_steps\" is only valid when setting target provision state to clean"},
+		{"service_steps with clean", "manageable", maxVersionString, map[string]any{"target": "clean", "clean_steps": []any{step}, "service_steps": []any{step}}, 400,
+			"\"service_steps\" is only valid when setting target provision state to service"},
+		{"service before 1.87", "active", "1.86", service(nil), 406, "Request not acceptable."},
+		{"service from manageable", "manageable", maxVersionString, service(nil), 400, "The requested action \"service\" can not be performed on node \"" + id + "\" while it is in state \"manageable\"."},
+		{"disable_ramdisk before 1.108", "active", "1.107", service(map[string]any{"disable_ramdisk": true}), 406, "disable_ramdisk is not acceptable in this API version"},
+		{"disable_ramdisk not a boolean", "active", maxVersionString, service(map[string]any{"disable_ramdisk": "maybe"}), 400,
+			"Invalid disable_ramdisk: Unrecognized value 'maybe', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'"},
+		{"clean disable_ramdisk before 1.70", "manageable", "1.69", map[string]any{"target": "clean", "clean_steps": []any{step}, "disable_ramdisk": true}, 406,
+			"disable_ramdisk is not acceptable in this API version"},
+		{"disable_ramdisk with provide", "manageable", maxVersionString, map[string]any{"target": "provide", "disable_ramdisk": false}, 400,
+			"disable_ramdisk is supported only with manual cleaning or servicing"},
+		{"abort in wait call-back before 1.110", "wait call-back", "1.109", map[string]any{"target": "abort"}, 406, "Request not acceptable."},
+		{"unhold before 1.85", "service hold", "1.84", map[string]any{"target": "unhold"}, 406, "Request not acceptable."},
+		{"unhold in service wait", "service wait", maxVersionString, map[string]any{"target": "unhold"}, 400,
+			"The requested action \"unhold\" can not be performed on node \"" + id + "\" while it is in state \"service wait\"."},
+	}
+	for _, tc := range tests {
+		e.setState(id, tc.state)
+		r := e.do("PUT", "/v1/nodes/sv/states/provision", tc.version, tc.body)
+		if r.code != tc.status {
+			t.Errorf("%s: status %d, want %d (%s)", tc.name, r.code, tc.status, r.body)
+			continue
+		}
+		if f := r.fault(t); f["faultstring"] != tc.fault {
+			t.Errorf("%s: fault %q, want %q", tc.name, f["faultstring"], tc.fault)
+		}
+		if n, _ := e.store.GetNode(t.Context(), id); n.ProvisionState != tc.state {
+			t.Errorf("%s: bad input changed the node to %s", tc.name, n.ProvisionState)
+		}
+	}
+	if calls := e.cond.Calls(); len(calls) != 0 {
+		t.Errorf("bad input reached the conductor: %v", calls)
+	}
+
+	e.setState(id, "active")
+	e.must(202, "PUT", "/v1/nodes/sv/states/provision", "1.108", service(map[string]any{"disable_ramdisk": "yes"}))
+	e.setState(id, "service failed")
+	// A step for child nodes is dropped, as Ironic's conductor drops it.
+	e.must(202, "PUT", "/v1/nodes/sv/states/provision", "1.87", map[string]any{"target": "service", "service_steps": []any{
+		map[string]any{"interface": "power", "step": "reboot", "order": "2", "args": map[string]any{}},
+		map[string]any{"interface": "power", "step": "power_on", "order": 3},
+		map[string]any{"interface": "vendor", "step": "x", "execute_on_child_nodes": true}}})
+	// An empty list is no argument, as Ironic tests it for truth.
+	e.setState(id, "manageable")
+	e.must(202, "PUT", "/v1/nodes/sv/states/provision", "1.87", map[string]any{"target": "provide", "service_steps": []any{}, "clean_steps": []any{}})
+	e.setState(id, "wait call-back")
+	e.must(202, "PUT", "/v1/nodes/sv/states/provision", "1.110", map[string]any{"target": "abort"})
+	if n, _ := e.store.GetNode(t.Context(), id); n.ProvisionState != "deploy failed" {
+		t.Errorf("after abort in wait call-back: %s", n.ProvisionState)
+	}
+	want := []string{
+		"service " + id + " [{'interface': 'vendor', 'step': 'log_passthrough'}] disable_ramdisk=true",
+		"service " + id + " [{'interface': 'power', 'step': 'reboot', 'args': {}} {'interface': 'power', 'step': 'power_on'}] disable_ramdisk=false",
+		"provision " + id + " provide",
+		"provision " + id + " abort",
+	}
+	if d := cmp.Diff(want, e.cond.Calls()); d != "" {
+		t.Errorf("calls (-want +got):\n%s", d)
+	}
+}
+
+// deploy_steps as Ironic checks them: a list (args.types), from 1.69,
+// with active or rebuild only, each step under DEPLOY_STEP_SCHEMA. Bad
+// input changes nothing and never reaches the conductor; good steps reach
+// it with a priority of digits as its number.
+func TestStates_DeployStepsArguments(t *testing.T) {
+	e := newEnv(t)
+	id := str(e.createNode(map[string]any{"name": "ds"}), "uuid")
+	e.setState(id, "available")
+	step := map[string]any{"interface": "deploy", "step": "hold", "args": map[string]any{}, "priority": "50"}
+	tests := []struct {
+		name    string
+		version string
+		body    map[string]any
+		status  int
+		fault   string
+	}{
+		{"not a list", latest, map[string]any{"target": "active", "deploy_steps": map[string]any{}}, 400,
+			"Expected types <class 'NoneType'>, <class 'list'> for deploy_steps: {}"},
+		{"before 1.69", "1.68", map[string]any{"target": "active", "deploy_steps": []any{step}}, 406,
+			"Request not acceptable. The minimal required API version should be 1.69"},
+		{"with deploy", latest, map[string]any{"target": "deploy", "deploy_steps": []any{step}}, 400,
+			"\"deploy_steps\" is only valid when setting target provision state to active or rebuild"},
+		{"with another verb", latest, map[string]any{"target": "manage", "deploy_steps": []any{step}}, 400,
+			"\"deploy_steps\" is only valid when setting target provision state to active or rebuild"},
+		{"step not an object", latest, map[string]any{"target": "active", "deploy_steps": []any{"hold"}}, 400,
+			"Invalid deploy_steps: 'hold' is not of type 'object'"},
+		{"unexpected key", latest, map[string]any{"target": "active", "deploy_steps": []any{
+			map[string]any{"interface": "deploy", "step": "hold", "args": map[string]any{}, "priority": 1, "order": 1}}}, 400,
+			"Invalid deploy_steps: Additional properties are not allowed ('order' was unexpected)"},
+		{"bad priority", latest, map[string]any{"target": "active", "deploy_steps": []any{
+			map[string]any{"interface": "deploy", "step": "hold", "args": map[string]any{}, "priority": "high"}}}, 400,
+			"Invalid deploy_steps: 'high' is not valid under any of the given schemas"},
+	}
+	for _, tc := range tests {
+		r := e.do("PUT", "/v1/nodes/ds/states/provision", tc.version, tc.body)
+		if r.code != tc.status {
+			t.Errorf("%s: status %d, want %d (%s)", tc.name, r.code, tc.status, r.body)
+			continue
+		}
+		if f := r.fault(t); f["faultstring"] != tc.fault {
+			t.Errorf("%s: fault %q, want %q", tc.name, f["faultstring"], tc.fault)
+		}
+	}
+	if n, _ := e.store.GetNode(t.Context(), id); n.ProvisionState != "available" {
+		t.Errorf("bad input changed the node to %s", n.ProvisionState)
+	}
+	if calls := e.cond.Calls(); len(calls) != 0 {
+		t.Errorf("bad input reached the conductor: %v", calls)
+	}
+	// Empty deploy_steps are none, at any version.
+	e.must(202, "PUT", "/v1/nodes/ds/states/provision", "1.68", map[string]any{"target": "active", "deploy_steps": []any{}})
+	e.must(202, "PUT", "/v1/nodes/ds/states/provision", latest, map[string]any{"target": "rebuild", "deploy_steps": []any{step}})
+	want := []string{"provision " + id + " active", "deploy steps " + id + " [{deploy hold map[] 50}]", "provision " + id + " rebuild"}
 	if d := cmp.Diff(want, e.cond.Calls()); d != "" {
 		t.Errorf("calls (-want +got):\n%s", d)
 	}

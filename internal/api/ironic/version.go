@@ -73,6 +73,8 @@ const (
 	v64NetworkType          = 64
 	v65Lessee               = 65
 	v66NetworkData          = 66
+	v69DeploySteps          = 69
+	v70CleanDisableRamdisk  = 70
 	v73DeployVerbs          = 73
 	v75BootMode             = 75
 	v78NodeHistory          = 78
@@ -98,7 +100,9 @@ const (
 // Minor versions of Ironic master after 21.4's 1.82 (versions.py).
 const (
 	v88PortName           = 88
+	v90OVNVTEP            = 90
 	v91DotJSON            = 91
+	v92Runbooks           = 92
 	v94PortNodeName       = 94
 	v96InspectionRules    = 96
 	v97PortDescription    = 97
@@ -106,8 +110,10 @@ const (
 	v101PortCategory      = 101
 	v102PortgroupPhysnet  = 102
 	v103PortgroupCategory = 103
+	v105RemoveOVNVTEP     = 105
 	v106PortgroupShard    = 106
 	v111DynamicPortgroup  = 111
+	v112RunbookTraits     = 112
 )
 
 // Canonical header names (Go canonicalises incoming headers the same way).
@@ -256,6 +262,9 @@ func (s *server) getV1(rq *request) error {
 	}
 	if rq.minor >= v55DeployTemplates {
 		res("deploy_templates")
+	}
+	if rq.minor >= v92Runbooks {
+		res("runbooks")
 	}
 	if rq.minor >= v84ContinueInspection {
 		res("continue_inspection")

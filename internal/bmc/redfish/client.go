@@ -80,7 +80,17 @@ type Client struct {
 
 	mu    sync.Mutex
 	conns map[string]*conn
+	// thrashWarned is when the last warning that the cache is too small
+	// was logged.
+	thrashWarned time.Time
 }
+
+// thrashAge is how recently an evicted connection must have been used for
+// its eviction to say the cache is too small for the BMCs in use: the
+// power sync reaches every BMC within minutes, and an LRU cache smaller
+// than that round then evicts, in turn, the session needed next, so every
+// request logs in again.
+const thrashAge = 10 * time.Minute
 
 // conn is one authenticated gofish client for one BMC and credentials.
 type conn struct {
@@ -265,6 +275,12 @@ func (c *Client) conn(ctx context.Context, ep Endpoint) (*conn, bool, *stats, er
 		}
 		delete(c.conns, oldest.key)
 		go oldest.logout()
+		if now := time.Now(); now.Sub(oldest.lastUsed) < thrashAge && now.Sub(c.thrashWarned) > thrashAge {
+			c.thrashWarned = now
+			c.log.WarnContext(ctx, "the Redfish connection cache is full and evicts sessions still in use, so BMCs are logged in to again and again: "+
+				"raise [redfish]connection_cache_size to the number of Redfish BMCs this conductor manages",
+				"connection_cache_size", c.opts.CacheSize, "evicted_idle", now.Sub(oldest.lastUsed).Round(time.Second).String())
+		}
 	}
 	c.conns[key] = cn
 	c.mu.Unlock()

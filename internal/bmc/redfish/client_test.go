@@ -316,3 +316,35 @@ func TestVirtualMedia_OnTheSystem(t *testing.T) {
 		t.Errorf("still inserted: %q", img)
 	}
 }
+
+// A cache smaller than the BMCs in use evicts, in turn, the session the
+// next request needs: each BMC is logged in to again every round, and the
+// client says so once, naming the option to raise.
+func TestConnectionCache_TooSmallForTheBMCsInUseWarnsOnce(t *testing.T) {
+	var buf bytes.Buffer
+	c := redfish.New(redfish.Options{CacheSize: 2, ConnectionAttempts: 1,
+		Log: slog.New(slog.NewTextHandler(&buf, nil))})
+	t.Cleanup(c.Close)
+	bmcs := []*redfishtest.Sloppy{redfishtest.New(t), redfishtest.New(t), redfishtest.New(t)}
+	ctx := context.Background()
+	for range 3 {
+		for _, b := range bmcs {
+			if _, err := c.System(ctx, endpoint(b)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, b := range bmcs {
+		var logins int
+		b.Get(func(b *redfishtest.Sloppy) { logins = b.Logins })
+		if logins != 3 {
+			t.Errorf("BMC %d: %d logins in three rounds, want 3 (LRU over three BMCs with room for two)", i, logins)
+		}
+	}
+	if n := strings.Count(buf.String(), "raise [redfish]connection_cache_size"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, &buf)
+	}
+	if strings.Contains(buf.String(), redfishtest.Password) {
+		t.Errorf("the log has the password:\n%s", &buf)
+	}
+}

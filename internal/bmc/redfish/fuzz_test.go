@@ -56,6 +56,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 	f.Add([]byte(`{"error":{"code":"Base.1.8.GeneralError","message":"m","@Message.ExtendedInfo":[{"Message":"a\nb"}]}}`), 500, "application/json")
 	f.Add([]byte(`{"a\"Count": "1", "Members@odata.count": "3e2"}`), 200, "application/json; charset=utf-8")
 	f.Add([]byte("<html>oops</html>"), 502, "text/html")
+	f.Add([]byte(`{"Count":"00","CoreCount":"-007","SpeedMbps":"010.50","CapacityMiB":"0.5"}`), 200, "application/json")
 	f.Add([]byte(`{"ProcessorSummary": {"Count": "x"}, "MemorySummary": {"TotalSystemMemoryGiB": "1.5"}}`), 200, "application/json")
 	f.Fuzz(func(t *testing.T, body []byte, code int, contentType string) {
 		if code < 100 || code > 599 {
@@ -96,3 +97,30 @@ func FuzzDecodeAnswer(f *testing.F) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Numbers a BMC sends as strings come back as JSON numbers, without the
+// leading zeros JSON forbids; other strings and other keys are left alone.
+func TestFixNumbers(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"Count": "2"}`, `{"Count": 2}`},
+		{`{"TotalThreads":" 16 "}`, `{"TotalThreads":16}`},
+		{`{"Count":"00"}`, `{"Count":0}`},
+		{`{"CoreCount":"-007"}`, `{"CoreCount":-7}`},
+		{`{"SpeedMbps":"010.50"}`, `{"SpeedMbps":10.50}`},
+		{`{"CapacityMiB":"0.5","BlockSizeBytes":"5e2"}`, `{"CapacityMiB":0.5,"BlockSizeBytes":5e2}`},
+		{`{"Count":"x"}`, `{"Count":"x"}`},
+		{`{"Count":"1.","Name":"2"}`, `{"Count":"1.","Name":"2"}`},
+		{`{"Name":"\"Count\": \"3\""}`, `{"Name":"\"Count\": \"3\""}`},
+	} {
+		got, ok := fixNumbers([]byte(c.in))
+		if !ok {
+			got = []byte(c.in)
+		}
+		if string(got) != c.want {
+			t.Errorf("fixNumbers(%s) = %s, want %s", c.in, got, c.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("fixNumbers(%s) = %s: not JSON", c.in, got)
+		}
+	}
+}

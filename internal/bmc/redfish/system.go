@@ -71,6 +71,9 @@ type SystemInfo struct {
 	BootTargets []string
 	// BootModeSettable is whether BootSourceOverrideMode is present.
 	BootModeSettable bool
+	// Health is the System's Status.Health ("OK", "Warning", "Critical"),
+	// "" when it has none.
+	Health string
 }
 
 // BootOverride is a System's boot source override.
@@ -100,6 +103,7 @@ func systemInfo(sys *schemas.ComputerSystem) SystemInfo {
 			Mode:    string(sys.Boot.BootSourceOverrideMode),
 		},
 		BootModeSettable: sys.Boot.BootSourceOverrideMode != "",
+		Health:           string(sys.Status.Health),
 	}
 	for _, t := range sys.Boot.AllowableBootSourceOverrideTargetValues {
 		info.BootTargets = append(info.BootTargets, string(t))
@@ -259,15 +263,27 @@ func (c *Client) EjectCDs(ctx context.Context, ep Endpoint, match func(image str
 }
 
 // Firmware is what Ironic's redfish firmware interface caches: the
-// System's BiosVersion and its Manager's FirmwareVersion and Model ("" when
-// the BMC does not say).
+// System's BiosVersion, its Manager's FirmwareVersion and Model ("" when
+// the BMC does not say), and the firmware of the NetworkAdapters of its
+// first Chassis.
 type Firmware struct {
 	BIOSVersion, BMCVersion, BMCModel string
+	NICs                              []NICFirmware
+	// NICError is why the NetworkAdapters could not be read (Ironic logs
+	// it and caches the other components); nil when they were, or when
+	// the System has no Chassis or its Chassis no NetworkAdapters.
+	NICError error
+}
+
+// NICFirmware is one controller of a NetworkAdapter that names its
+// FirmwarePackageVersion, with the adapter's Id and identity.
+type NICFirmware struct {
+	AdapterID, Version, Manufacturer, Model, SerialNumber string
 }
 
 // FirmwareVersions reads the System's and its first Manager's firmware
-// versions. A Manager that cannot be read leaves the BMC fields empty, as
-// Ironic goes on without it.
+// versions and its NICs'. A Manager or NetworkAdapters that cannot be read
+// leave their fields empty, as Ironic goes on without them.
 func (c *Client) FirmwareVersions(ctx context.Context, ep Endpoint) (Firmware, error) {
 	var fw Firmware
 	err := c.withSystem(ctx, ep, "read firmware versions", func(r *remote, sys *schemas.ComputerSystem) error {
@@ -279,7 +295,34 @@ func (c *Client) FirmwareVersions(ctx context.Context, ep Endpoint) (Firmware, e
 		if err == nil && len(managers) > 0 {
 			fw.BMCVersion, fw.BMCModel = managers[0].FirmwareVersion, managers[0].Model
 		}
+		fw.NICs, fw.NICError = nicFirmware(sys)
 		return nil
 	})
 	return fw, err
+}
+
+// nicFirmware is Ironic's retrieve_nic_components: the controllers of the
+// NetworkAdapters of the System's first Chassis, those with a
+// FirmwarePackageVersion. No Chassis, or a Chassis without
+// NetworkAdapters, is no NIC and no error.
+func nicFirmware(sys *schemas.ComputerSystem) ([]NICFirmware, error) {
+	chassis, err := sys.Chassis()
+	if err != nil || len(chassis) == 0 {
+		return nil, nil
+	}
+	adapters, err := chassis[0].NetworkAdapters()
+	if err = flatten(err); err != nil {
+		return nil, fmt.Errorf("read the NetworkAdapters of %s: %w", chassis[0].ODataID, err)
+	}
+	var out []NICFirmware
+	for _, a := range adapters {
+		for _, ctl := range a.Controllers {
+			if ctl.FirmwarePackageVersion == "" {
+				continue
+			}
+			out = append(out, NICFirmware{AdapterID: a.ID, Version: ctl.FirmwarePackageVersion,
+				Manufacturer: a.Manufacturer, Model: a.Model, SerialNumber: a.SerialNumber})
+		}
+	}
+	return out, nil
 }

@@ -33,7 +33,8 @@ var numericKeys = []string{
 // quotedNumber matches such a key with a string value that is a number. A
 // key's opening quote cannot be escaped, so the pattern never matches
 // inside a string value; the body is rewritten without being decoded.
-var quotedNumber = regexp.MustCompile(`"(` + alternatives(numericKeys) + `)"(\s*:\s*)"\s*(-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)\s*"`)
+// Leading zeros ("007") are dropped, since JSON numbers have none.
+var quotedNumber = regexp.MustCompile(`"(` + alternatives(numericKeys) + `)"(\s*:\s*)"\s*(-?)0*((?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)\s*"`)
 
 func alternatives(keys []string) string {
 	var b bytes.Buffer
@@ -52,7 +53,7 @@ func fixNumbers(body []byte) ([]byte, bool) {
 	if !quotedNumber.Match(body) {
 		return nil, false
 	}
-	return quotedNumber.ReplaceAll(body, []byte(`"$1"$2$3`)), true
+	return quotedNumber.ReplaceAll(body, []byte(`"$1"$2$3$4`)), true
 }
 
 // tolerantTransport bounds every answer of a BMC and repairs sloppy JSON

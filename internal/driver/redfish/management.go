@@ -175,3 +175,21 @@ func (m *Management) MACAddresses(ctx context.Context, t *driver.Task) ([]string
 }
 
 var _ driver.MACLister = (*Management)(nil)
+
+// Health is the System's Status.Health as Ironic's get_node_health maps it
+// (OK, Warning, Critical); any other value, or none, is "".
+func (m *Management) Health(ctx context.Context, t *driver.Task) (string, error) {
+	ep, err := Endpoint(t, m.o.AuthType)
+	if err != nil {
+		return "", err
+	}
+	info, err := m.o.Client.System(ctx, ep)
+	if err != nil {
+		return "", err
+	}
+	switch info.Health {
+	case baremetal.HealthOK, baremetal.HealthWarning, baremetal.HealthCritical:
+		return info.Health, nil
+	}
+	return "", nil
+}

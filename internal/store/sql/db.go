@@ -65,6 +65,9 @@ type DB struct {
 	// PostgreSQL.
 	ckpt *checkpointer
 
+	// keptNodes caches the node list's decoded nodes; nil when off.
+	keptNodes *keptNodes
+
 	// tx is set on the copy of DB that InTx passes to its function.
 	tx *stdsql.Tx
 }
@@ -79,6 +82,7 @@ type options struct {
 	observe         func(op string, d time.Duration, err error)
 	attempts        int // connection attempts to PostgreSQL; < 0: until ctx ends
 	retryInterval   time.Duration
+	nodeCacheBytes  int
 }
 
 // An Option configures Open.
@@ -135,7 +139,8 @@ const connectAttemptTimeout = 30 * time.Second
 //	sqlite:///var/lib/ferro/ferro.db
 //	postgresql://ferro:secret@db.example.com/ferro?sslmode=verify-full
 func Open(ctx context.Context, connection string, opts ...Option) (*DB, error) {
-	o := options{log: slog.New(slog.DiscardHandler), now: time.Now, keepInventories: DefaultInventoryHistory, attempts: 1}
+	o := options{log: slog.New(slog.DiscardHandler), now: time.Now, keepInventories: DefaultInventoryHistory, attempts: 1,
+		nodeCacheBytes: DefaultNodeCacheBytes}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -143,7 +148,8 @@ func Open(ctx context.Context, connection string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{d: d, now: o.now, log: o.log, keepInventories: o.keepInventories, observe: o.observe}
+	db := &DB{d: d, now: o.now, log: o.log, keepInventories: o.keepInventories, observe: o.observe,
+		keptNodes: newKeptNodes(o.nodeCacheBytes)}
 	switch d {
 	case sqliteDialect:
 		if db.write, err = stdsql.Open(d.driver, sqliteDSN(dsn, false)); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 )
@@ -26,6 +27,20 @@ var errFallback = errors.New("fast JSON decoder gave up")
 func decodeNode(body []byte, n *baremetal.Node, in interner) error {
 	r := jsonReader{b: body, intern: in}
 	if r.fastNode(n) && r.end() {
+		return nil
+	}
+	*n = baremetal.Node{}
+	return decodeBody(body, n)
+}
+
+// decodeNodeKept is decodeNode leaving the free-form objects as their
+// text (Node.Stored), checked but not decoded: a list that only renders
+// them spends most of its decoding on them otherwise. A body the fast
+// decoder does not take is decoded whole, as decodeNode does.
+func decodeNodeKept(body []byte, n *baremetal.Node, in interner) error {
+	r := jsonReader{b: body, intern: in, kept: &baremetal.StoredJSON{}}
+	if r.fastNode(n) && r.end() {
+		n.Stored = r.kept
 		return nil
 	}
 	*n = baremetal.Node{}
@@ -76,29 +91,29 @@ func (r *jsonReader) fastNode(n *baremetal.Node) bool {
 		case "health":
 			n.Health = r.str()
 		case "service_step":
-			n.ServiceStep = r.jsonObjectInto(n.ServiceStep)
+			n.ServiceStep = r.freeForm(n.ServiceStep, baremetal.StoredServiceStep)
 		case "firmware":
 			n.Firmware = r.firmware()
 		case "driver_info":
-			n.DriverInfo = r.jsonObjectInto(n.DriverInfo)
+			n.DriverInfo = r.freeForm(n.DriverInfo, baremetal.StoredDriverInfo)
 		case "driver_internal_info":
-			n.DriverInternalInfo = r.jsonObjectInto(n.DriverInternalInfo)
+			n.DriverInternalInfo = r.freeForm(n.DriverInternalInfo, baremetal.StoredDriverInternalInfo)
 		case "properties":
-			n.Properties = r.jsonObjectInto(n.Properties)
+			n.Properties = r.freeForm(n.Properties, baremetal.StoredProperties)
 		case "extra":
-			n.Extra = r.jsonObjectInto(n.Extra)
+			n.Extra = r.freeForm(n.Extra, baremetal.StoredExtra)
 		case "instance_info":
-			n.InstanceInfo = r.jsonObjectInto(n.InstanceInfo)
+			n.InstanceInfo = r.freeForm(n.InstanceInfo, baremetal.StoredInstanceInfo)
 		case "network_data":
-			n.NetworkData = r.jsonObjectInto(n.NetworkData)
+			n.NetworkData = r.freeForm(n.NetworkData, baremetal.StoredNetworkData)
 		case "target_raid_config":
-			n.TargetRAIDConfig = r.jsonObjectInto(n.TargetRAIDConfig)
+			n.TargetRAIDConfig = r.freeForm(n.TargetRAIDConfig, baremetal.StoredTargetRAIDConfig)
 		case "raid_config":
-			n.RAIDConfig = r.jsonObjectInto(n.RAIDConfig)
+			n.RAIDConfig = r.freeForm(n.RAIDConfig, baremetal.StoredRAIDConfig)
 		case "clean_step":
-			n.CleanStep = r.jsonObjectInto(n.CleanStep)
+			n.CleanStep = r.freeForm(n.CleanStep, baremetal.StoredCleanStep)
 		case "deploy_step":
-			n.DeployStep = r.jsonObjectInto(n.DeployStep)
+			n.DeployStep = r.freeForm(n.DeployStep, baremetal.StoredDeployStep)
 		case "interfaces":
 			n.Interfaces = r.stringMapInto(n.Interfaces)
 		case "traits":
@@ -241,6 +256,9 @@ type jsonReader struct {
 	i      int
 	err    error
 	intern interner
+	// kept, when set, receives the text of the free-form objects, which
+	// are then not decoded (freeForm).
+	kept *baremetal.StoredJSON
 }
 
 // interner hands out one string for equal byte sequences: the nodes of a
@@ -437,6 +455,11 @@ func (r *jsonReader) key() []byte {
 func (r *jsonReader) str() string {
 	raw, s := r.rawStr()
 	if raw != nil {
+		if r.kept != nil {
+			// A node that is only rendered: its strings may share the
+			// body's memory, which nothing writes (textBytes).
+			return unsafe.String(unsafe.SliceData(raw), len(raw))
+		}
 		return r.intern.get(raw)
 	}
 	return s
@@ -484,6 +507,53 @@ func (r *jsonReader) rawStr() ([]byte, string) {
 	return nil, ""
 }
 
+// skipString reads a string without keeping it: it must be one that
+// encoding/json takes (no control characters, only JSON's escapes).
+func (r *jsonReader) skipString() {
+	if r.ws() != '"' {
+		r.fail()
+		return
+	}
+	for i := r.i + 1; i < len(r.b); i++ {
+		switch c := r.b[i]; {
+		case c == '"':
+			r.i = i + 1
+			return
+		case c < 0x20:
+			r.fail()
+			return
+		case c == '\\':
+			i++
+			if i >= len(r.b) {
+				r.fail()
+				return
+			}
+			switch r.b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(r.b) || !isHex4(r.b[i+1:i+5]) {
+					r.fail()
+					return
+				}
+				i += 4
+			default:
+				r.fail()
+				return
+			}
+		}
+	}
+	r.fail()
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b[:4] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
 // escapedString reads the string at start, which has escapes or invalid
 // UTF-8, as encoding/json does.
 func (r *jsonReader) escapedString(start int) string {
@@ -529,6 +599,16 @@ func (r *jsonReader) boolPtr() *bool {
 // number reads a number as encoding/json's UseNumber does: its text,
 // which must follow JSON's grammar, as an interface value.
 func (r *jsonReader) number() any {
+	text := r.numberText()
+	if text == nil {
+		return nil
+	}
+	return r.intern.box(text, true)
+}
+
+// numberText reads a number, which must follow JSON's grammar, and
+// returns its text; nil when there is none.
+func (r *jsonReader) numberText() []byte {
 	b, start := r.b, r.i
 	i := start
 	digits := func() bool {
@@ -566,7 +646,7 @@ func (r *jsonReader) number() any {
 		}
 	}
 	r.i = i
-	return r.intern.box(b[start:i], true)
+	return b[start:i]
 }
 
 // time reads a timestamp as time.Time's UnmarshalJSON does; null leaves
@@ -608,6 +688,64 @@ func (r *jsonReader) jsonObjectInto(m baremetal.JSON) baremetal.JSON {
 		m[r.intern.get(key)] = r.value()
 	}
 	return m
+}
+
+// freeForm reads a free-form object of a node: into m as jsonObjectInto
+// does, or, when the reader keeps them, as its text into r.kept[field],
+// checked as JSON and m left nil; null is kept as {}, which is what the
+// field reads as then. A key that comes twice, which
+// encoding/json would merge, makes the reader give up.
+func (r *jsonReader) freeForm(m baremetal.JSON, field int) baremetal.JSON {
+	if r.kept == nil {
+		return r.jsonObjectInto(m)
+	}
+	text := &r.kept[field]
+	if *text != nil || m != nil {
+		r.fail()
+		return nil
+	}
+	if r.literal("null") {
+		*text = emptyObject
+		return nil
+	}
+	if r.ws() != '{' {
+		r.fail()
+		return nil
+	}
+	start := r.i
+	r.skip()
+	if r.err == nil {
+		*text = r.b[start:r.i:r.i]
+	}
+	return nil
+}
+
+// emptyObject is the text a kept field has for null: the empty object
+// the field reads as.
+var emptyObject = []byte("{}")
+
+// skip reads any value without keeping it, as strictly as value does.
+func (r *jsonReader) skip() {
+	switch r.ws() {
+	case '{':
+		for range r.object() {
+			r.skip()
+		}
+	case '[':
+		for range r.array() {
+			r.skip()
+		}
+	case '"':
+		r.skipString()
+	case 't', 'f':
+		r.boolean()
+	case 'n':
+		if !r.literal("null") {
+			r.fail()
+		}
+	default:
+		r.numberText()
+	}
 }
 
 // value reads any value the way encoding/json decodes into an interface

@@ -2,11 +2,13 @@ package sql
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 )
@@ -16,8 +18,8 @@ import (
 func fill(v reflect.Value) {
 	for i := range v.NumField() {
 		f := v.Field(i)
-		if !f.CanSet() {
-			continue
+		if !f.CanSet() || v.Type().Field(i).Tag.Get("json") == "-" {
+			continue // not in the body
 		}
 		switch f.Kind() {
 		case reflect.String:
@@ -101,6 +103,17 @@ func TestFastDecode_SameAsEncodingJSON(t *testing.T) {
 		`{"traits": ["a"],}`,
 		`{"name": "x"} trailing`,
 		`{"extra": {"a": 1}, "extra": {"b": 2}}`,
+		`{"extra": null, "extra": {"b": 2}}`,
+		`{"extra": {"b": 2}, "extra": null}`,
+		// Free-form objects a list keeps as text are checked as strictly.
+		`{"extra": {"a": "bad \q"}}`,
+		`{"extra": {"a": "\u12"}}`,
+		`{"extra": {"a": "\u00e9\ud800 \/"}}`,
+		`{"extra": {"a": [1, 2,]}}`,
+		`{"extra": {"a": 01}}`,
+		`{"extra": {"a": tru}}`,
+		`{"extra": "text"}`,
+		`{"extra": {"a": "ctl` + "\x01" + `"}}`,
 	}
 	for _, body := range bodies {
 		var want baremetal.Node
@@ -114,7 +127,48 @@ func TestFastDecode_SameAsEncodingJSON(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s:\nfast decoder differs from encoding/json (-want +got):\n%s", body, diff)
 		}
+		if msg := keptDiffers(want, wantErr, []byte(body)); msg != "" {
+			t.Errorf("%s:\n%s", body, msg)
+		}
 	}
+}
+
+// keptDiffers says how decodeNodeKept's node, its kept texts decoded by
+// encoding/json, differs from want (decodeBody's node; an absent or null
+// object may be the empty one, which renders the same).
+func keptDiffers(want baremetal.Node, wantErr error, body []byte) string {
+	var got baremetal.Node
+	gotErr := decodeNodeKept(body, &got, interner{})
+	if (wantErr == nil) != (gotErr == nil) {
+		return fmt.Sprintf("encoding/json error %v, kept decoder error %v", wantErr, gotErr)
+	}
+	if gotErr != nil {
+		return ""
+	}
+	for i, m := range []*baremetal.JSON{
+		baremetal.StoredDriverInfo: &got.DriverInfo, baremetal.StoredDriverInternalInfo: &got.DriverInternalInfo,
+		baremetal.StoredProperties: &got.Properties, baremetal.StoredExtra: &got.Extra,
+		baremetal.StoredInstanceInfo: &got.InstanceInfo, baremetal.StoredNetworkData: &got.NetworkData,
+		baremetal.StoredTargetRAIDConfig: &got.TargetRAIDConfig, baremetal.StoredRAIDConfig: &got.RAIDConfig,
+		baremetal.StoredCleanStep: &got.CleanStep, baremetal.StoredDeployStep: &got.DeployStep,
+		baremetal.StoredServiceStep: &got.ServiceStep,
+	} {
+		text := got.Stored.Text(i)
+		if text == nil {
+			continue
+		}
+		if *m != nil {
+			return fmt.Sprintf("field %d has both a map and a text", i)
+		}
+		if err := decodeBody(text, m); err != nil {
+			return fmt.Sprintf("kept text %q: %v", text, err)
+		}
+	}
+	got.Stored = nil
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		return "kept decoder differs from encoding/json (-want +got):\n" + diff
+	}
+	return ""
 }
 
 func TestFastDecode_Port(t *testing.T) {
@@ -149,6 +203,9 @@ func FuzzFastDecode(f *testing.F) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Fatalf("fast decoder differs from encoding/json (-want +got):\n%s", diff)
 			}
+		}
+		if msg := keptDiffers(want, wantErr, []byte(body)); msg != "" {
+			t.Fatal(msg)
 		}
 	})
 }

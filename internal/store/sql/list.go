@@ -131,10 +131,12 @@ func (q *listQuery) in(col string, vs []string) {
 	q.where = append(q.where, col+" IN ("+q.list(vs)+")")
 }
 
-// boolean filters col on *v unless v is nil.
+// boolean filters col on *v unless v is nil. The value is a literal, not
+// an argument, so that a plan made once for the statement can still use
+// an index whose predicate names it (nodes_power_sync).
 func (q *listQuery) boolean(col string, v *bool) {
 	if v != nil {
-		q.where = append(q.where, col+" = "+q.arg(*v))
+		q.where = append(q.where, col+" = "+strings.ToUpper(strconv.FormatBool(*v)))
 	}
 }
 

@@ -35,28 +35,59 @@ var nodeType = objectType[*baremetal.Node]{
 	scan: func(row scanner, r *bodyRow) error {
 		return row.Scan(&r.reservation, timeScanner{&r.createdAt}, textBytes{&r.body})
 	},
+	decode: func(r *bodyRow, in interner) (*baremetal.Node, error) { return decodeNodeRow(r, in, decodeNode) },
+}
+
+// nodeKeptType reads nodes for ListNodes with KeepJSON: the free-form
+// fields stay their stored text (Node.Stored).
+var nodeKeptType = objectType[*baremetal.Node]{
+	columns: nodeType.columns,
+	scan:    nodeType.scan,
 	decode: func(r *bodyRow, in interner) (*baremetal.Node, error) {
-		// A node has an interface per kind, a dozen or so: a map made for
-		// nodeInterfaceKinds holds them without growing (and rehashing)
-		// while it is decoded.
-		n := &baremetal.Node{Interfaces: make(map[string]string, nodeInterfaceKinds)}
-		if err := decodeNode(r.body, n, in); err != nil {
-			return nil, err
+		n, err := decodeNodeRow(r, in, decodeNodeKept)
+		if err == nil {
+			n.Memo = &baremetal.Memo{}
 		}
-		n.CreatedAt = r.createdAt
-		n.Reservation = r.reservation.String
-		for _, m := range []*baremetal.JSON{
-			&n.DriverInfo, &n.DriverInternalInfo, &n.Properties, &n.Extra, &n.InstanceInfo,
-			&n.NetworkData, &n.TargetRAIDConfig, &n.RAIDConfig, &n.CleanStep, &n.DeployStep, &n.ServiceStep,
-		} {
-			emptyJSON(m)
-		}
-		if n.Interfaces == nil {
-			n.Interfaces = map[string]string{}
-		}
-		emptySlice(&n.Traits)
-		return n, nil
+		return n, err
 	},
+}
+
+// decodeNodeRow decodes a node's row with decode (decodeNode or
+// decodeNodeKept).
+func decodeNodeRow(r *bodyRow, in interner, decode func([]byte, *baremetal.Node, interner) error) (*baremetal.Node, error) {
+	// A node has an interface per kind, a dozen or so: a map made for
+	// nodeInterfaceKinds holds them without growing (and rehashing)
+	// while it is decoded.
+	n := &baremetal.Node{Interfaces: make(map[string]string, nodeInterfaceKinds)}
+	if err := decode(r.body, n, in); err != nil {
+		return nil, err
+	}
+
+	n.CreatedAt = r.createdAt
+	n.Reservation = r.reservation.String
+	for i, m := range [...]*baremetal.JSON{
+		baremetal.StoredDriverInfo: &n.DriverInfo, baremetal.StoredDriverInternalInfo: &n.DriverInternalInfo,
+		baremetal.StoredProperties: &n.Properties, baremetal.StoredExtra: &n.Extra,
+		baremetal.StoredInstanceInfo: &n.InstanceInfo, baremetal.StoredNetworkData: &n.NetworkData,
+		baremetal.StoredTargetRAIDConfig: &n.TargetRAIDConfig, baremetal.StoredRAIDConfig: &n.RAIDConfig,
+		baremetal.StoredCleanStep: &n.CleanStep, baremetal.StoredDeployStep: &n.DeployStep,
+		baremetal.StoredServiceStep: &n.ServiceStep,
+	} {
+		if n.Stored.Text(i) == nil {
+			emptyJSON(m) // a kept field's map stays nil
+		}
+	}
+	if n.Interfaces == nil {
+		n.Interfaces = map[string]string{}
+	}
+	emptySlice(&n.Traits)
+	return n, nil
+}
+
+// errKeptNode refuses to write a node whose free-form fields were left
+// undecoded: it would store them empty.
+func errKeptNode(n *baremetal.Node) error {
+	return fmt.Errorf("node %s was read for rendering only (KeepJSON) and cannot be written", n.UUID)
 }
 
 // textBytes scans a node body without copying it once more: SQLite's
@@ -113,6 +144,9 @@ func nodeValues(n *baremetal.Node) map[string]string {
 
 // CreateNode inserts n, giving it a UUID and CreatedAt if it has none.
 func (db *DB) CreateNode(ctx context.Context, n *baremetal.Node) error {
+	if n.Stored != nil {
+		return errKeptNode(n)
+	}
 	if n.UUID == "" {
 		n.UUID = uuid.NewString()
 	}
@@ -151,7 +185,62 @@ func (db *DB) GetNode(ctx context.Context, ident string) (*baremetal.Node, error
 
 // ListNodes returns the nodes f selects, one page of them.
 func (db *DB) ListNodes(ctx context.Context, f store.NodeFilter) ([]*baremetal.Node, error) {
+	if f.KeepJSON {
+		if c := db.keptNodes; c != nil {
+			return list(ctx, db.nodeList(f), f.Page, objectType[*baremetal.Node]{
+				columns: nodeKeptType.columns,
+				scan:    nodeKeptType.scan,
+				decode: func(r *bodyRow, in interner) (*baremetal.Node, error) {
+					if n := c.get(r); n != nil {
+						return n, nil
+					}
+					n, err := nodeKeptType.decode(r, in)
+					if err == nil {
+						c.put(r, n)
+					}
+					return n, err
+				},
+			})
+		}
+		return list(ctx, db.nodeList(f), f.Page, nodeKeptType)
+	}
+	return list(ctx, db.nodeList(f), f.Page, nodeType)
+}
+
+// nodeList is the query of ListNodes, without its page.
+func (db *DB) nodeList(f store.NodeFilter) *listQuery {
 	q := db.newList(nodesTable, nodeType.columns)
+	filterNodes(q, f)
+	return q
+}
+
+// ListNodeRefs returns the UUID and conductor group of every node f
+// selects, in no order; f's page is ignored. Only these two columns are
+// read, so an index that holds them answers the query alone.
+func (db *DB) ListNodeRefs(ctx context.Context, f store.NodeFilter) ([]store.NodeRef, error) {
+	q := db.newList(nodesTable, "uuid, conductor_group")
+	filterNodes(q, f)
+	sqlText := "SELECT " + q.cols + " FROM " + q.t.name + " t"
+	if len(q.where) > 0 {
+		sqlText += " WHERE " + strings.Join(q.where, " AND ")
+	}
+	rows, err := db.query(ctx, sqlText, q.args...)
+	if err != nil {
+		return nil, fmt.Errorf("list node references: %w", err)
+	}
+	out, err := scanAll(rows, func(rows *stdsql.Rows) (store.NodeRef, error) {
+		var r store.NodeRef
+		return r, rows.Scan(&r.UUID, &r.ConductorGroup)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list node references: %w", err)
+	}
+	return out, nil
+}
+
+// filterNodes adds f's conditions to a query of the nodes table.
+func filterNodes(q *listQuery, f store.NodeFilter) {
+	q.in("uuid", f.UUIDs)
 	q.in("provision_state", f.ProvisionState)
 	q.eq("driver", f.Driver)
 	q.boolean("maintenance", f.Maintenance)
@@ -191,7 +280,6 @@ func (db *DB) ListNodes(ctx context.Context, f store.NodeFilter) ([]*baremetal.N
 	if f.Project != "" {
 		q.cond("(owner = " + q.arg(f.Project) + " OR lessee = " + q.arg(f.Project) + ")")
 	}
-	return list(ctx, q, f.Page, nodeType)
 }
 
 // likeEscaper escapes LIKE's wildcards (and its escape character) in a
@@ -203,6 +291,9 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 // is the fencing token of every write. On return n.Reservation and
 // n.CreatedAt are the stored ones.
 func (db *DB) UpdateNode(ctx context.Context, n *baremetal.Node) error {
+	if n.Stored != nil {
+		return errKeptNode(n)
+	}
 	now := db.stamp()
 	n.UpdatedAt = &now
 	normalizeNode(n)

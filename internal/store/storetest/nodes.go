@@ -417,6 +417,15 @@ func testNodeListFilters(t *testing.T, s store.Store) {
 			t.Fatal(err)
 		}
 	}
+	all, err := s.ListNodes(ctx, store.NodeFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nameOf, groupOf, uuids := map[string]string{}, map[string]string{}, map[string]string{}
+	for _, n := range all {
+		nameOf[n.UUID], groupOf[n.UUID], uuids[n.Name] = n.Name, n.ConductorGroup, n.UUID
+	}
+	uuidOf := func(name string) string { return uuids[name] }
 
 	tests := []struct {
 		name string
@@ -448,6 +457,36 @@ func testNodeListFilters(t *testing.T, s store.Store) {
 		{"combined", store.NodeFilter{Driver: "ipmi", Maintenance: ptr(true), Owner: "o1"}, []string{"d"}},
 		{"nothing matches", store.NodeFilter{Driver: "ipmi", Retired: ptr(true)}, []string{}},
 		{"filter and limit", store.NodeFilter{Driver: "ipmi", Page: store.Page{Limit: 1}}, []string{"b"}},
+		{"uuids", store.NodeFilter{UUIDs: []string{uuidOf("a"), uuidOf("d"), uuid.NewString()}}, []string{"a", "d"}},
+		{"uuids and a filter", store.NodeFilter{UUIDs: []string{uuidOf("a"), uuidOf("b")}, Maintenance: ptr(false)}, []string{"b"}},
+	}
+	// ListNodeRefs selects as ListNodes does, without the bodies, in any
+	// order and ignoring the page; the power sync's filter among them.
+	for _, tc := range append(tests[:len(tests):len(tests)], struct {
+		name string
+		f    store.NodeFilter
+		want []string
+	}{"power sync", store.NodeFilter{ProvisionState: []string{"manageable", "available", "enroll"}, Maintenance: ptr(false), Reserved: ptr(false)}, []string{"b"}}) {
+		refs, err := s.ListNodeRefs(ctx, tc.f)
+		if err != nil {
+			t.Errorf("refs, %s: %v", tc.name, err)
+			continue
+		}
+		want := tc.want
+		if tc.f.Limit > 0 {
+			want = []string{"b", "d"} // the page is ignored
+		}
+		var got []string
+		for _, r := range refs {
+			got = append(got, nameOf[r.UUID])
+			if r.ConductorGroup != groupOf[r.UUID] {
+				t.Errorf("refs, %s: node %s in group %q, want %q", tc.name, nameOf[r.UUID], r.ConductorGroup, groupOf[r.UUID])
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("refs, %s: got %q, want %q", tc.name, got, want)
+		}
 	}
 	for _, tc := range tests {
 		got, err := s.ListNodes(ctx, tc.f)

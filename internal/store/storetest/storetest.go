@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Volumes", volumeTests},
 		{"DeployTemplates", deployTemplateTests},
 		{"InspectionRules", inspectionRuleTests},
+		{"Runbooks", runbookTests},
 		{"Allocations", allocationTests},
 		{"History", historyTests},
 		{"Inventory", inventoryTests},

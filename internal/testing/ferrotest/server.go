@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ferrometal/ferro/internal/testing/freeport"
 )
 
 const (
@@ -326,28 +327,12 @@ func exitStatus(err error) string {
 // that this test binary has not handed out before.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ports.mu.Lock()
-	defer ports.mu.Unlock()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("find a free port: %v", err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if !ports.given[port] {
-			ports.given[port] = true
-			return port
-		}
+	port, err := freeport.Next()
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
 	}
-	t.Fatal("find a free port: every port offered was already handed out")
-	return 0
+	return port
 }
-
-var ports = struct {
-	mu    sync.Mutex
-	given map[int]bool
-}{given: map[int]bool{}}
 
 // logBuffer collects a process's output; it is written by exec's copying
 // goroutines and read by the test.

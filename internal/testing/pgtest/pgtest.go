@@ -28,7 +28,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -45,6 +44,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/ferrometal/ferro/internal/testing/ferrotest"
+	"github.com/ferrometal/ferro/internal/testing/freeport"
 )
 
 // Available reports whether the PostgreSQL server binaries were found.
@@ -138,23 +138,29 @@ type Cluster struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the server process has exited
 	dbs     atomic.Int64  // databases created, for their names
+	// settings are the caller's server settings, after the defaults.
+	settings []string
 }
 
 // StartCluster creates a cluster in a temporary directory and starts its
 // server. Stop stops it and removes the directory.
-func StartCluster() (*Cluster, error) { return startCluster(0) }
+func StartCluster() (*Cluster, error) { return startCluster(0, nil) }
+
+// StartClusterWith is StartCluster with more server settings, each
+// "name=value" as postgres -c takes them (shared_preload_libraries=…).
+func StartClusterWith(settings ...string) (*Cluster, error) { return startCluster(0, settings) }
 
 // StartClusterOn is StartCluster on the given port of 127.0.0.1, e.g. one a
 // client was told before the server existed; URL(port, "postgres") reaches
 // it. A port taken meanwhile is an error.
-func StartClusterOn(port int) (*Cluster, error) { return startCluster(port) }
+func StartClusterOn(port int) (*Cluster, error) { return startCluster(port, nil) }
 
 // URL is the URL of database db on a cluster listening on port.
 func URL(port int, db string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", port, db)
 }
 
-func startCluster(port int) (*Cluster, error) {
+func startCluster(port int, settings []string) (*Cluster, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -167,7 +173,7 @@ func startCluster(port int) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir}
+	c := &Cluster{dir: dir, settings: settings}
 	if err := c.initdb(bin, cred); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -255,11 +261,11 @@ func (c *Cluster) initdb(bin string, cred *syscall.Credential) error {
 func (c *Cluster) start(bin string, cred *syscall.Credential, port int) error {
 	if port == 0 {
 		var err error
-		if port, err = freePort(); err != nil {
+		if port, err = freeport.Next(); err != nil {
 			return err
 		}
 	}
-	cmd, err := c.command(bin, cred, "postgres",
+	args := []string{
 		"-D", filepath.Join(c.dir, "data"),
 		"-p", strconv.Itoa(port),
 		"-k", c.dir,
@@ -268,7 +274,11 @@ func (c *Cluster) start(bin string, cred *syscall.Credential, port int) error {
 		"-c", "full_page_writes=off",
 		"-c", "synchronous_commit=off",
 		"-c", "max_connections=300",
-	)
+	}
+	for _, kv := range c.settings {
+		args = append(args, "-c", kv)
+	}
+	cmd, err := c.command(bin, cred, "postgres", args...)
 	if err != nil {
 		return err
 	}
@@ -354,15 +364,6 @@ func (c *Cluster) Stop() error {
 		}
 	}
 	return os.RemoveAll(c.dir)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 var binDirOnce = sync.OnceValues(findBinDir)

@@ -161,6 +161,10 @@ class Ironic:
             if self.allowed('baremetal:allocation:get', c, own) != 'y':
                 return 'nf'
             return self.check(first, c, own) or 'y'
+        if kind == 'runbook':
+            # check_runbook_policy_and_retrieve on a runbook project a owns,
+            # not public (so a GET's fallback to public runbooks refuses too).
+            return self.check(first, c, {'runbook.owner': PA}) or 'y'
         if kind == 'bodynode':  # check_owner_policy(conceal_node=False) on the body's node
             return self.check(first, c, node) or 'y'
         if kind == 'backfill':  # allocation create with "node": node:get concealed

@@ -1,4 +1,4 @@
-package main
+package lab
 
 import (
 	"encoding/binary"
@@ -11,13 +11,13 @@ import (
 	"time"
 )
 
-// tftpGet reads name from server over c (a socket of the caller's, made
+// TFTPGet reads name from server over c (a socket of the caller's, made
 // in the clients' namespace) and writes it to w: RRQ with blksize and
 // tsize, and windowsize when window > 1 (RFC 7440: the client ACKs the
 // last block of each window, or the last block it has in order when a
 // block is missing or nothing comes for timeout). Block numbers wrap.
 // It returns the bytes written.
-func tftpGet(c *net.UDPConn, server *net.UDPAddr, name string, blksize, window int, timeout time.Duration, retries int, w io.Writer) (int64, error) {
+func TFTPGet(c *net.UDPConn, server *net.UDPAddr, name string, blksize, window int, timeout time.Duration, retries int, w io.Writer) (int64, error) {
 	req := binary.BigEndian.AppendUint16(nil, 1)
 	req = append(append(req, name...), 0)
 	req = append(req, "octet\x00blksize\x00"+strconv.Itoa(blksize)+"\x00tsize\x000\x00"...)

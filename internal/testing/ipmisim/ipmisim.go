@@ -306,6 +306,13 @@ set_working_mc 0x20
 			return err
 		}
 	}
+	// A retry after a port clash writes into the same directory: the state
+	// and call logs of the attempt that failed go first.
+	for _, name := range []string{"state", "calls", "resets"} {
+		if err := os.RemoveAll(filepath.Join(s.dir, name)); err != nil {
+			return err
+		}
+	}
 	return os.Mkdir(filepath.Join(s.dir, "state"), 0o700)
 }
 

@@ -53,3 +53,18 @@ func TestHarness_SeesIpmitool(t *testing.T) {
 		t.Error("PowerOn = true after ipmitool power off")
 	}
 }
+
+// A start that finds the directory of an earlier one — what the retry
+// after a port clash does — starts afresh instead of failing on the old
+// state directory.
+func TestRun_ReusesItsDirectory(t *testing.T) {
+	ferrotest.RequireTool(t, "ipmi_sim", "/usr/bin")
+	dir := t.TempDir()
+	for i := range 2 {
+		sim, err := ipmisim.Run(dir, ipmisim.WithQuiet())
+		if err != nil {
+			t.Fatalf("start %d: %v", i+1, err)
+		}
+		sim.Close()
+	}
+}

@@ -20,12 +20,21 @@ type Observer interface {
 	// HardwareChanged is called at the end of a successful re-inspection
 	// with what changed since the previous one (possibly nothing).
 	HardwareChanged(n *baremetal.Node, changes []hardware.Change)
+	// PeriodicTaskRan is called after each run of a periodic task (the
+	// Task* names) with the time it took.
+	PeriodicTaskRan(task string, took time.Duration)
+	// PeriodicTaskSkipped is called when a task was due while its previous
+	// run was still going (the power sync: a cycle longer than its
+	// interval).
+	PeriodicTaskSkipped(task string)
 }
 
 type noObserver struct{}
 
 func (noObserver) ProvisionStateChanged(*baremetal.Node, string)      {}
 func (noObserver) HardwareChanged(*baremetal.Node, []hardware.Change) {}
+func (noObserver) PeriodicTaskRan(string, time.Duration)              {}
+func (noObserver) PeriodicTaskSkipped(string)                         {}
 
 // Stats is a snapshot of the conductor's load.
 type Stats struct {

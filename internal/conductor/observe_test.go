@@ -3,6 +3,7 @@ package conductor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ferrometal/ferro/internal/baremetal"
 	"github.com/ferrometal/ferro/internal/driver"
+	"github.com/ferrometal/ferro/internal/driver/fake"
 	"github.com/ferrometal/ferro/internal/hardware"
 	"github.com/ferrometal/ferro/internal/states"
 	"github.com/ferrometal/ferro/internal/store"
@@ -22,6 +24,9 @@ type recordingObserver struct {
 	mu          sync.Mutex
 	transitions []string // "from → to"
 	changes     [][]hardware.Change
+	ran         map[string]int // periodic task → runs
+	skipped     map[string]int
+	periodic    chan struct{} // signalled (without blocking) at each periodic report
 }
 
 func (o *recordingObserver) ProvisionStateChanged(n *baremetal.Node, from string) {
@@ -34,6 +39,121 @@ func (o *recordingObserver) HardwareChanged(_ *baremetal.Node, c []hardware.Chan
 	o.mu.Lock()
 	o.changes = append(o.changes, c)
 	o.mu.Unlock()
+}
+
+func (o *recordingObserver) PeriodicTaskRan(task string, _ time.Duration) {
+	o.countPeriodic(&o.ran, task)
+}
+
+func (o *recordingObserver) PeriodicTaskSkipped(task string) {
+	o.countPeriodic(&o.skipped, task)
+}
+
+func (o *recordingObserver) countPeriodic(counts *map[string]int, task string) {
+	o.mu.Lock()
+	if *counts == nil {
+		*counts = map[string]int{}
+	}
+	(*counts)[task]++
+	ch := o.periodic
+	o.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waitPeriodic waits until cond holds over the runs and skips reported.
+func (o *recordingObserver) waitPeriodic(t *testing.T, what string, cond func(ran, skipped map[string]int) bool) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		o.mu.Lock()
+		ok := cond(o.ran, o.skipped)
+		ran, skipped := fmt.Sprint(o.ran), fmt.Sprint(o.skipped)
+		o.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-o.periodic:
+		case <-deadline:
+			t.Fatalf("periodic tasks: %s never happened (ran %s, skipped %s)", what, ran, skipped)
+		}
+	}
+}
+
+// slowPower answers a power-state read only once release is closed, and
+// tells entered when a read starts.
+type slowPower struct {
+	fake.Power
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (p *slowPower) PowerState(ctx context.Context, t *driver.Task) (string, error) {
+	select {
+	case p.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-p.release:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	return p.Power.PowerState(ctx, t)
+}
+
+// Every periodic task reports its runs; a power sync still reading a slow
+// BMC when the next is due is reported skipped, not started twice, and
+// reported run once it ends.
+func TestPeriodicTasks_ReportRunsAndSkippedPowerSyncs(t *testing.T) {
+	r := newRig(t)
+	slow := &slowPower{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	r.c.reg.RegisterPower("slow", slow)
+	n := r.node(t, states.Manageable, map[string]string{"power": "slow"})
+	n.PowerState = baremetal.PowerOff
+	if err := r.store.UpdateNode(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	// The rig's conductor runs no periodic task: replace it by one that
+	// runs them all, often.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o := r.opts
+	o.Now = nil
+	o.HeartbeatInterval, o.StatusCheckPeriod, o.CheckProvisionStateInterval = 10*time.Millisecond, 10*time.Millisecond, 10*time.Millisecond
+	o.PowerSync = PowerSync{Interval: 10 * time.Millisecond, Workers: 1, MaxRetries: 3}
+	o.PXEFilter = PXEFilter{Dir: t.TempDir(), Period: 10 * time.Millisecond}
+	r.obs.mu.Lock()
+	r.obs.periodic = make(chan struct{}, 1)
+	r.obs.mu.Unlock()
+	r.c = New(o)
+	if err := r.c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	<-slow.entered
+	r.obs.waitPeriodic(t, "every task but the power sync run twice, and a power sync skipped", func(ran, skipped map[string]int) bool {
+		for _, task := range []string{TaskHeartbeat, TaskTakeOver, TaskInspectionStatus, TaskProvisionTimeouts, TaskPXEFilter} {
+			if ran[task] < 2 {
+				return false
+			}
+		}
+		return skipped[TaskPowerSync] > 0
+	})
+	r.obs.mu.Lock()
+	if got := r.obs.ran[TaskPowerSync]; got != 0 {
+		t.Errorf("power sync reported %d runs while its first was still reading the BMC", got)
+	}
+	r.obs.mu.Unlock()
+	close(slow.release)
+	r.obs.waitPeriodic(t, "a power sync run", func(ran, _ map[string]int) bool { return ran[TaskPowerSync] > 0 })
 }
 
 // storingInspect inspects out of band, as the redfish interface does: it

@@ -46,37 +46,62 @@ func (c *Conductor) runPeriodic(ctx context.Context) {
 			}
 			return
 		case <-tick(heartbeat):
-			if err := c.store.HeartbeatConductor(ctx, c.host); err != nil && ctx.Err() == nil {
-				c.log.Error("heartbeat failed", "error", err)
+			c.timed(TaskHeartbeat, func() {
+				if err := c.store.HeartbeatConductor(ctx, c.host); err != nil && ctx.Err() == nil {
+					c.log.Error("heartbeat failed", "error", err)
+				}
+				if c.apiOnly {
+					return
+				}
+				if err := c.refreshRing(ctx); err != nil && ctx.Err() == nil {
+					c.log.Error("hash ring refresh failed", "error", err)
+				}
+			})
+			if !c.apiOnly {
+				c.timed(TaskTakeOver, func() { c.TakeOverOrphans(ctx) })
 			}
-			if c.apiOnly {
-				continue
-			}
-			if err := c.refreshRing(ctx); err != nil && ctx.Err() == nil {
-				c.log.Error("hash ring refresh failed", "error", err)
-			}
-			c.TakeOverOrphans(ctx)
 		case <-tick(status):
-			c.CheckInspections(ctx)
+			c.timed(TaskInspectionStatus, func() { c.CheckInspections(ctx) })
 		case <-tick(timeouts):
-			c.CheckInspectTimeouts(ctx)
-			c.failUnlockedTransient(ctx)
+			c.timed(TaskProvisionTimeouts, func() {
+				c.CheckInspectTimeouts(ctx)
+				c.failUnlockedTransient(ctx)
+			})
 		case <-tick(pxeFilter):
-			c.SyncPXEFilter(ctx)
+			c.timed(TaskPXEFilter, func() { c.SyncPXEFilter(ctx) })
 		case <-tick(powerSync):
 			// In its own goroutine: a cycle of slow BMCs must not hold up
 			// the heartbeat (a conductor that misses it is taken for
 			// dead). A cycle still running when the next is due skips it.
-			if syncing.TryLock() {
-				background.Add(1)
-				go func() {
-					defer background.Done()
-					defer syncing.Unlock()
-					c.SyncPowerStates(ctx)
-				}()
+			if !syncing.TryLock() {
+				c.observer.PeriodicTaskSkipped(TaskPowerSync)
+				continue
 			}
+			background.Add(1)
+			go func() {
+				defer background.Done()
+				defer syncing.Unlock()
+				c.timed(TaskPowerSync, func() { c.SyncPowerStates(ctx) })
+			}()
 		}
 	}
+}
+
+// The periodic tasks' names, as the Observer (and the metrics) see them.
+const (
+	TaskHeartbeat         = "heartbeat"          // the conductor's heartbeat and the hash ring's refresh
+	TaskTakeOver          = "take_over"          // nodes and locks of dead conductors taken over
+	TaskInspectionStatus  = "inspection_status"  // inspections in inspect wait polled
+	TaskProvisionTimeouts = "provision_timeouts" // inspect wait timeouts, and transient states left by a dead task
+	TaskPXEFilter         = "pxe_filter"         // [pxe_filter]dhcp_hostsdir written
+	TaskPowerSync         = "power_sync"         // power states read from the BMCs
+)
+
+// timed runs one periodic task and tells the observer how long it took.
+func (c *Conductor) timed(task string, run func()) {
+	start := time.Now()
+	run()
+	c.observer.PeriodicTaskRan(task, time.Since(start))
 }
 
 // tick returns the ticker's channel, or nil (never ready) for a disabled task.

@@ -13,7 +13,8 @@ import (
 )
 
 // Conductor returns the conductor's Observer: inspections started, finished
-// and failed, their durations, and the hardware changes re-inspections found.
+// and failed, their durations, the hardware changes re-inspections found,
+// and the periodic tasks' runs.
 func (m *Metrics) Conductor() *ConductorObserver { return &ConductorObserver{m: m} }
 
 // ConductorObserver implements conductor.Observer.
@@ -49,6 +50,16 @@ func (o *ConductorObserver) HardwareChanged(_ *baremetal.Node, changes []hardwar
 	for _, c := range changes {
 		o.m.hardwareChanges.WithLabelValues(c.Component, c.Change).Inc()
 	}
+}
+
+// PeriodicTaskRan times a run of a periodic task.
+func (o *ConductorObserver) PeriodicTaskRan(task string, took time.Duration) {
+	o.m.periodicDuration.WithLabelValues(task).Observe(took.Seconds())
+}
+
+// PeriodicTaskSkipped counts a run skipped because the last one was going.
+func (o *ConductorObserver) PeriodicTaskSkipped(task string) {
+	o.m.periodicSkipped.WithLabelValues(task).Inc()
 }
 
 // Progress wraps a recorder of inspection phases (the node history) to time

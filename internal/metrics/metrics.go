@@ -31,6 +31,10 @@ var latencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .02
 // half an hour ([conductor]inspect_wait_timeout's default).
 var phaseBuckets = []float64{.1, .5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800}
 
+// periodicBuckets suit the conductor's periodic tasks: from a millisecond
+// (a heartbeat) to minutes (a power sync of thousands of slow BMCs).
+var periodicBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
 // Metrics is the registry and every collector ferro feeds. Its methods are
 // safe for concurrent use.
 type Metrics struct {
@@ -46,6 +50,9 @@ type Metrics struct {
 	phaseDuration       *prometheus.HistogramVec
 	hardwareChanges     *prometheus.CounterVec
 	phases              *phaseClock
+
+	periodicDuration *prometheus.HistogramVec
+	periodicSkipped  *prometheus.CounterVec
 
 	bmcRequests *prometheus.CounterVec
 	bmcDuration *prometheus.HistogramVec
@@ -77,6 +84,11 @@ func New() *Metrics {
 		phaseBuckets, "phase")
 	m.hardwareChanges = m.counter("", "hardware_changes_total", "Hardware changes found by re-inspections, by component and kind of change.",
 		"component", "change")
+
+	m.periodicDuration = m.histogram("conductor", "periodic_task_duration_seconds",
+		"Time a run of a conductor's periodic task took, by task (its _count is the runs).", periodicBuckets, "task")
+	m.periodicSkipped = m.counter("conductor", "periodic_task_skipped_total",
+		"Runs of a periodic task skipped because the previous one was still going (a power sync longer than its interval).", "task")
 
 	m.bmcRequests = m.counter("bmc", "requests_total", "Operations sent to BMCs, by protocol (ipmi, redfish), operation and result (ok, error).",
 		"type", "operation", "result")

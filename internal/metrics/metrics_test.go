@@ -173,6 +173,9 @@ func TestExposition_PromtoolAccepts(t *testing.T) {
 	m.WatchNetboot(func() NetbootStats { return NetbootStats{DHCPOffers: 2, TFTPServed: 1, TFTPBytes: 1024, TFTPBusy: 1} })
 	obs := m.Conductor()
 	obs.ProvisionStateChanged(&baremetal.Node{UUID: "u", Driver: "fake-hardware", ProvisionState: "inspecting"}, "manageable")
+	obs.PeriodicTaskRan("power_sync", 3*time.Second)
+	obs.PeriodicTaskRan("power_sync", 20*time.Millisecond)
+	obs.PeriodicTaskSkipped("power_sync")
 
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -185,6 +188,10 @@ func TestExposition_PromtoolAccepts(t *testing.T) {
 		`ferro_netboot_dhcp_replies_total{type="offer"} 2`,
 		`ferro_netboot_busy_refusals_total{protocol="tftp"} 1`,
 		`ferro_inspections_started_total{hardware_type="fake-hardware",inspect_interface="none"} 1`,
+		`ferro_conductor_periodic_task_duration_seconds_count{task="power_sync"} 2`,
+		`ferro_conductor_periodic_task_duration_seconds_sum{task="power_sync"} 3.02`,
+		`ferro_conductor_periodic_task_duration_seconds_bucket{task="power_sync",le="2.5"} 1`,
+		`ferro_conductor_periodic_task_skipped_total{task="power_sync"} 1`,
 		`go_goroutines`,
 	} {
 		if !strings.Contains(body, want) {

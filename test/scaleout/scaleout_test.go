@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -307,9 +309,10 @@ func TestScaleOut_APIOnlyProcessKeepsItsLocksUntilItDies(t *testing.T) {
 	}, inspectorEnv...)...))
 	id := slowInspection(t, api)
 	checkHeld(t, b.URL, id, "conductor-b-api")
-	// Twice the heartbeat timeout: a conductor that took the api process
-	// for dead would have released the lock by now.
-	time.Sleep(6 * time.Second)
+	// Take-over scans of conductor-b that ran once the api process's last
+	// heartbeat could be older than the timeout (3 s): one that took it
+	// for dead would have released the lock.
+	waitTakeOverScans(t, b, time.Now().Add(3*time.Second), 2)
 	checkHeld(t, b.URL, id, "conductor-b-api")
 	for _, srv := range []*ferrotest.Server{b, api} {
 		var out struct {
@@ -324,6 +327,43 @@ func TestScaleOut_APIOnlyProcessKeepsItsLocksUntilItDies(t *testing.T) {
 	}
 	api.Kill(t)
 	checkTakenOver(t, b, id, "conductor-b-api")
+}
+
+var takeOverRuns = regexp.MustCompile(`(?m)^ferro_conductor_periodic_task_duration_seconds_count\{task="take_over"\} (\d+)$`)
+
+// waitTakeOverScans waits until srv's conductor has finished n take-over
+// scans counted from the first scrape after since: at least n-1 of them
+// started after it.
+func waitTakeOverScans(t *testing.T, srv *ferrotest.Server, since time.Time, n int) {
+	t.Helper()
+	runs := func() int {
+		code, body := ferrotest.Call(t, srv.URL, http.MethodGet, "/metrics", nil)
+		if code != http.StatusOK {
+			t.Fatalf("GET /metrics: %d %.2000s", code, body)
+		}
+		m := takeOverRuns.FindSubmatch(body)
+		if m == nil {
+			return 0 // no scan finished yet
+		}
+		v, _ := strconv.Atoi(string(m[1]))
+		return v
+	}
+	base := -1
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got := runs()
+		switch {
+		case time.Now().Before(since):
+		case base < 0:
+			base = got
+		case got >= base+n:
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("conductor %s ran %d take-over scans in a minute, want %d", srv.URL, got-max(base, 0), n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // A conductor that dies after preparing an inspection leaves its boot

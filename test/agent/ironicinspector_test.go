@@ -271,22 +271,7 @@ driver = noop
 	}
 	// And ask it to send now, every second, until the test ends
 	// ("lldpcli update" re-reads the interfaces and sends on each).
-	stopUpdates := make(chan struct{})
-	updatesDone := make(chan struct{})
-	go func() {
-		defer close(updatesDone)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stopUpdates:
-				return
-			case <-tick.C:
-				_ = ns.Command(lldpcli, "-u", sock, "update").Run()
-			}
-		}
-	}()
-	t.Cleanup(func() { close(stopUpdates); <-updatesDone })
+	ferrotest.Repeat(t, time.Second, func() { _ = ns.Command(lldpcli, "-u", sock, "update").Run() })
 	// What lldpd says it sent and what the tap passed to the machine,
 	// for a failure: "sent, not received" is the machine's side.
 	lldpCounters := func() string {

@@ -144,22 +144,7 @@ func (l *lab) lldpd(t *testing.T, taps []string) (chassis string, ports map[stri
 	// it, and sent nothing in a minute on a busy machine: ask it to send
 	// now, every second, for the rest of the test ("lldpcli update"
 	// re-reads the interfaces and sends an LLDPDU on each).
-	stopUpdates := make(chan struct{})
-	updatesDone := make(chan struct{})
-	go func() {
-		defer close(updatesDone)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stopUpdates:
-				return
-			case <-tick.C:
-				_, _ = ctl("update")
-			}
-		}
-	}()
-	t.Cleanup(func() { close(stopUpdates); <-updatesDone })
+	ferrotest.Repeat(t, time.Second, func() { _, _ = ctl("update") })
 	b, err := ctl("-f", "json", "show", "interfaces")
 	if err != nil {
 		t.Fatalf("lldpcli show interfaces: %v: %s", err, b)
